@@ -1,0 +1,83 @@
+"""The case matrix and the containers of each case, as pure functions of the config.
+
+Cases of the papers: 1 one microservice alone in a limited container (the baseline);
+2 two microservices in one unlimited container; 3a two unlimited containers; 3b two
+containers, each limited like the baseline."""
+from __future__ import annotations
+
+import itertools
+
+CASES = ("1", "2", "3a", "3b")
+CONCURRENT_CASES = ("2", "3a", "3b")
+
+
+def pairs(microservices: list[str]) -> list[tuple[str, str]]:
+    """All unordered pairs in config order, self-pairs included: L,S -> LL, LS, SS."""
+    return list(itertools.combinations_with_replacement(microservices, 2))
+
+
+def pair_name(members) -> str:
+    return "+".join(members)
+
+
+def members_of(pair: str) -> list[str]:
+    return pair.split("+")
+
+
+def runs(config: dict) -> list[dict]:
+    """Every (runtime, case, pair, repetition) run of the config."""
+    out = []
+    for runtime, case, rep in itertools.product(config["runtimes"], config["cases"],
+                                               range(1, config["repetitions"] + 1)):
+        groups = [(m,) for m in config["microservices"]] if case == "1" else pairs(config["microservices"])
+        out += [{"runtime": runtime, "case": case, "pair": pair_name(g), "repetition": rep} for g in groups]
+    return out
+
+
+def images_needed(config: dict) -> list[str]:
+    """Image names: 'base', one per microservice, one per mixed pair for Case 2."""
+    names = ["base", *config["microservices"]]
+    if "2" in config["cases"]:
+        names += [pair_name(p) for p in pairs(config["microservices"]) if p[0] != p[1]]
+    return names
+
+
+def image_for(case: str, members: list[str]) -> list[str]:
+    """The image name each container of the case runs (Case 2: one container, both inside)."""
+    if case == "2":
+        return [members[0] if members[0] == members[1] else pair_name(members)]
+    return list(members)
+
+
+def limits_for(case: str, member_index: int, limits: dict) -> dict:
+    """cgroup limits of container member_index (0 or 1) of a case; {} means unlimited.
+
+    In cpuset mode the two Case 3b containers get disjoint cores, as the papers' one core each."""
+    if case in ("2", "3a"):
+        return {}
+    n = limits["cpus"]
+    out = {"memory": limits["memory"]}
+    if limits["cpu_mode"] == "cpuset":
+        first = member_index * n
+        out["cpuset"] = str(first) if n == 1 else f"{first}-{first + n - 1}"
+    else:
+        out["cpus"] = float(n)
+    return out
+
+
+def mark_overlap(members: list[list[dict]]) -> tuple[float | None, float | None]:
+    """Mark each iteration in_overlap when it ran wholly while both members were running.
+
+    The overlap is from the later first start to the earlier last end of the members;
+    an iteration ending after it ran (partly) alone. Returns (overlap_start, overlap_end)."""
+    spans = [(min(i["start"] for i in its), max(i["end"] for i in its)) for its in members if its]
+    if len(spans) < len(members) or not spans:
+        for its in members:
+            for it in its:
+                it["in_overlap"] = False
+        return None, None
+    lo, hi = max(s for s, _ in spans), min(e for _, e in spans)
+    for its in members:
+        for it in its:
+            it["in_overlap"] = lo <= it["start"] and it["end"] <= hi
+    return lo, hi

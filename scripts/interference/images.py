@@ -1,0 +1,132 @@
+"""Build the images a config needs, as tracked artifacts: results/images/<runtime>/<name>.json.
+
+  base     the configured Debian base (present, pulled, or made by debootstrap and imported)
+           plus containers/base/ (the loop driver)
+  L        containers/<L's folder>/ built on base
+  L+S      containers/<S's folder>/ built on the image of L (Case 2 runs both in one container)
+
+An image is tagged with the hash of its build inputs, so it is rebuilt only when they change."""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from interference import REPO_ROOT, runtimes
+from interference.cases import members_of
+from interference.locks import measurement_lock
+from interference.microservices import registry
+
+CONTAINERS = REPO_ROOT / "containers"
+MICROSERVICE_DOCKERFILE = CONTAINERS / "Dockerfile.microservice"
+
+
+def inputs_hash(*parts: str | Path) -> str:
+    """sha256 over literal strings and the names and bytes of files (folders: all files, sorted)."""
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, str):
+            h.update(part.encode())
+            continue
+        for f in sorted(part.rglob("*")) if part.is_dir() else [part]:
+            if f.is_file():
+                h.update(str(f.relative_to(REPO_ROOT)).encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def ensure_base_os(rt, ref: str, mirror: str, suite: str, log: Path) -> str:
+    """The configured base image: already present, pulled, or made from Debian's packages."""
+    if rt.image_id(ref):
+        return "present"
+    if rt.pull(ref, log):
+        return "pulled"
+    if shutil.which("debootstrap") is None:
+        raise RuntimeError(f"{ref} is neither present nor pullable and debootstrap is not installed "
+                           "(apt-get install debootstrap) to make it.")
+    with tempfile.TemporaryDirectory(prefix="interference-rootfs-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        with open(log, "a") as f:
+            f.write(f"$ debootstrap --variant=minbase {suite} {rootfs} {mirror}\n")
+            f.flush()
+            subprocess.run(["debootstrap", "--variant=minbase", suite, str(rootfs), mirror],
+                           stdout=f, stderr=subprocess.STDOUT, check=True)
+        rt.import_rootfs(rootfs, ref, log)
+    return "debootstrap"
+
+
+def tool_versions(rt_name: str, ref: str) -> dict:
+    """Versions each microservice's install.sh recorded inside the image."""
+    r = subprocess.run([rt_name, "run", "--rm", "--entrypoint", "sh", ref, "-c",
+                        "cat /opt/microservices/*/versions.txt 2>/dev/null"],
+                       capture_output=True, text=True, timeout=120)
+    return dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+
+
+def build_image(name: str, runtime: str, out: Path, log: Path, on: Path | None,
+                base_image: str, mirror: str, suite: str) -> dict:
+    rt = runtimes.get(runtime)
+    engine = rt.describe()
+    started = time.time()
+    if name == "base":
+        source = ensure_base_os(rt, base_image, mirror, suite, log)
+        base_id = rt.image_id(base_image)
+        digest = inputs_hash(base_id, CONTAINERS / "base")
+        ref = f"interference/base:{digest[:12]}"
+        context, dockerfile, args, ids = CONTAINERS / "base", CONTAINERS / "base" / "Dockerfile", \
+            {"BASE_IMAGE": base_image}, []
+        provenance = {"base_image": base_image, "base_image_id": base_id, "base_image_source": source}
+    else:
+        parent = json.loads(on.read_text())
+        ids = members_of(name)
+        ms = registry()[ids[-1]]
+        digest = inputs_hash(parent["id"], MICROSERVICE_DOCKERFILE, ms.folder)
+        ref = f"interference/{'-'.join(i.lower() for i in ids)}:{digest[:12]}"
+        context, dockerfile = ms.folder, MICROSERVICE_DOCKERFILE
+        args = {"BASE_IMAGE": parent["ref"], "MICROSERVICE_ID": ms.id}
+        provenance = {"built_on": parent["ref"], "built_on_id": parent["id"]}
+    reused = rt.image_id(ref) is not None
+    if not reused:
+        rt.build(context, dockerfile, ref, args, {"interference.inputs_hash": digest}, log)
+    info = {
+        "image": name, "runtime": runtime, "ref": ref, "id": rt.image_id(ref), "inputs_hash": digest,
+        "microservices": ids, **provenance, "reused_existing": reused,
+        "build_seconds": round(time.time() - started, 2),
+        "engine_version": engine["version"],
+        "tool_versions": tool_versions(runtime, ref) if ids else {},
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(info, indent=2) + "\n")
+    return info
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("name", help="base, a microservice id, or a pair like L+S")
+    ap.add_argument("--runtime", required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--log", type=Path, required=True)
+    ap.add_argument("--on", type=Path, help="the image json this one is built on (not for base)")
+    ap.add_argument("--base-image", default="debian:bookworm-slim")
+    ap.add_argument("--mirror", default="http://deb.debian.org/debian")
+    ap.add_argument("--suite", default="bookworm")
+    a = ap.parse_args(argv)
+    if a.name != "base" and a.on is None:
+        ap.error("--on is required for a microservice image")
+    a.log.parent.mkdir(parents=True, exist_ok=True)
+    # Builds load the machine, so they never run beside a measurement.
+    with measurement_lock():
+        info = build_image(a.name, a.runtime, a.out, a.log, a.on, a.base_image, a.mirror, a.suite)
+    print(f"{a.name}: {info['ref']} {info['id']} "
+          f"({'reused' if info['reused_existing'] else 'built'} in {info['build_seconds']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The microservice registry: one containers/<folder>/microservice.yaml per microservice."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from interference import REPO_ROOT
+
+CONTAINERS_DIR = REPO_ROOT / "containers"
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    unit: str
+    higher_is_better: bool
+
+
+@dataclass(frozen=True)
+class Microservice:
+    id: str
+    name: str
+    folder: Path
+    resource: str
+    tool: str
+    paper_tool: str
+    parser: str
+    # Workload parameters: a JSON schema per key plus `env`, the variable it becomes.
+    parameters: dict[str, dict]
+    metrics: tuple[Metric, ...]
+    # A network benchmark's server runs in its own container outside the measured pair.
+    server: dict | None = None
+    # Where a scratch volume is mounted (disk benchmarks), removed after the run.
+    scratch: str | None = None
+    stand_in_reason: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def container_env(self, sizes: dict) -> dict[str, str]:
+        """Environment variables that carry this microservice's workload size."""
+        return {spec["env"]: str(sizes[key]) for key, spec in self.parameters.items()}
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(f"{self.id} has no metric {name!r}")
+
+
+def _load(path: Path) -> Microservice:
+    d = yaml.safe_load(path.read_text())
+    known = {"id", "name", "resource", "tool", "paper_tool", "parser", "parameters", "metrics",
+             "server", "scratch", "stand_in_reason"}
+    return Microservice(
+        id=d["id"], name=d["name"], folder=path.parent, resource=d["resource"], tool=d["tool"],
+        paper_tool=d["paper_tool"], parser=d["parser"], parameters=d.get("parameters", {}),
+        metrics=tuple(Metric(**m) for m in d["metrics"]), server=d.get("server"),
+        scratch=d.get("scratch"), stand_in_reason=d.get("stand_in_reason"),
+        extra={k: v for k, v in d.items() if k not in known},
+    )
+
+
+def registry(containers_dir: Path = CONTAINERS_DIR) -> dict[str, Microservice]:
+    """All declared microservices by id."""
+    found = {}
+    for path in sorted(containers_dir.glob("*/microservice.yaml")):
+        ms = _load(path)
+        if ms.id in found:
+            raise ValueError(f"microservice id {ms.id} declared twice: {path} and {found[ms.id].folder}")
+        found[ms.id] = ms
+    return found

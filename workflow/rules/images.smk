@@ -1,0 +1,33 @@
+# Image build: results/images/<runtime>/<image>.json records the image id and the hash of
+# its build inputs; the image is rebuilt only when those inputs change.
+
+
+def image_build_inputs(wildcards):
+    if wildcards.image == "base":
+        return sorted(str(p) for p in Path("containers/base").iterdir())
+    last = case_matrix.members_of(wildcards.image)[-1]
+    folder = registry()[last].folder
+    return ["containers/Dockerfile.microservice"] + sorted(
+        str(p.relative_to(workflow.basedir)) for p in folder.iterdir() if p.is_file()
+    )
+
+
+rule build_image:
+    input:
+        parent=image_parent,
+        sources=image_build_inputs,
+    output:
+        image="results/images/{runtime}/{image}.json",
+    params:
+        base_image=CONFIG["base_image"],
+        mirror=CONFIG["debian_mirror"],
+        suite=CONFIG["debian_suite"],
+        on=lambda wildcards, input: f"--on {input.parent[0]}" if input.parent else "",
+    log:
+        "results/logs/images/{runtime}/{image}.log",
+    resources:
+        measurement=1,
+    shell:
+        "python -m interference.images {wildcards.image:q} --runtime {wildcards.runtime} "
+        "{params.on} --base-image {params.base_image:q} --mirror {params.mirror:q} "
+        "--suite {params.suite:q} --out {output.image} --log {log}"

@@ -1,0 +1,19 @@
+# Benchmark runs: one job per (host, runtime, case, pair, repetition). The `measurement`
+# resource (1 unless --resources says otherwise) and a host-wide lock in the runner keep
+# measurements from overlapping, whatever --cores says.
+
+
+rule run_case:
+    input:
+        images=run_images,
+    output:
+        meta=RUN_PATH + "/meta.json",
+    params:
+        settings=run_settings,
+    log:
+        "results/logs/run/{host}/{runtime}/case{case}/{pair}/rep{rep}.log",
+    resources:
+        measurement=1,
+    shell:
+        "python -m interference.run_case --settings {params.settings:q} "
+        "--images {input.images} --meta {output.meta} > {log} 2>&1"
