@@ -4,12 +4,15 @@
 #   snakemake --cores 1 --forcerun <a meta.json path>          rerun exactly one case (see README)
 # Rules: images.smk (image build), run.smk (benchmark runs), parse.smk (tidy samples),
 # stats.smk (statistics), report.smk (the paper). Python steps live in scripts/interference/.
+import os
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The default experiment; --configfile FILE on the command line merges over it.
+configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 include: "workflow/rules/common.smk"

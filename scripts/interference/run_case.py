@@ -43,11 +43,15 @@ def _terminate(signum, frame):
     raise Terminated(f"signal {signum}")
 
 
-def status_of(exit_code: int) -> str:
+def status_of(exit_code: int, seconds: float, timeout_s: float) -> str:
     if exit_code == 0:
         return "ok"
-    if exit_code in (124, 137):  # timeout(1): 124 on TERM, 137 when it had to KILL
+    # timeout(1) exits 124, or 137 when it had to KILL; 137 before the timeout is another
+    # SIGKILL, usually the cgroup's out-of-memory killer.
+    if exit_code == 124 or (exit_code == 137 and seconds >= timeout_s):
         return "timeout"
+    if exit_code == 137:
+        return "killed (exit 137, out of memory?)"
     return f"exit {exit_code}"
 
 
@@ -57,15 +61,16 @@ def read_limits(path: Path) -> dict:
     return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
 
 
-def read_iterations(member_dir: Path) -> list[dict]:
+def read_iterations(member_dir: Path, timeout_s: float) -> list[dict]:
     path = member_dir / "iterations.tsv"
     out = []
     if path.exists():
         for line in path.read_text().splitlines():
             it, start, end, rc = line.split("\t")
             name = f"iter{int(it):04d}"
-            out.append({"iteration": int(it), "start": float(start), "end": float(end),
-                        "exit_code": int(rc), "status": status_of(int(rc)),
+            t0, t1 = float(start), float(end)
+            out.append({"iteration": int(it), "start": t0, "end": t1,
+                        "exit_code": int(rc), "status": status_of(int(rc), t1 - t0, timeout_s),
                         "stdout": f"{member_dir.name}/{name}.out", "stderr": f"{member_dir.name}/{name}.err"})
     return out
 
@@ -98,9 +103,11 @@ class CaseRun:
         env = {}
         for i in ids:
             env.update(self.ms[i].container_env(self.s["sizes"][i]))
-        if self.server_name:
-            env["SERVER_HOST"] = self.server_name
         return env
+
+    def server_env(self, k: int) -> list[str]:
+        """`env SERVER_HOST=...` for member k's loop when it measures against a server."""
+        return ["env", f"SERVER_HOST={self.servers[k]}"] if k in self.servers else []
 
     def spec(self, name: str, image: str, command: list[str], ids, limits: dict) -> ContainerSpec:
         volumes = [(self.volume_name(i, name), self.ms[i].scratch) for i in dict.fromkeys(ids)
@@ -136,22 +143,24 @@ class CaseRun:
 
     # -- network servers (network microservices measure against a server container) -----
     def start_servers(self) -> None:
+        """One server container per member that needs one (iperf3 serves one client at a
+        time), outside the measured containers and unlimited, like the papers' netserver."""
         self.network = None
-        self.server_name = None
-        servers = {i: self.ms[i].server for i in self.members if self.ms[i].server}
-        if not servers:
+        self.servers: dict[int, str] = {}
+        needing = [k for k, m in enumerate(self.members) if self.ms[m].server]
+        if not needing:
             return
         self.network = f"interference-{self.run_id}"
         self.rt.create_network(self.network, self.labels)
-        # One server serves both members (as one netserver did in the papers).
-        ms_id, server = next(iter(servers.items()))
-        self.server_name = f"interference-{self.run_id}-server"
-        placement = server.get("cpuset")
-        spec = ContainerSpec(name=self.server_name, image=self.images[ms_id]["id"],
-                             command=server["command"], cpuset=placement, network=self.network,
-                             labels=self.labels)
-        self._start(spec, "server")
-        time.sleep(server.get("ready_after_s", 1.0))
+        for k in needing:
+            server = self.ms[self.members[k]].server
+            name = f"interference-{self.run_id}-server{k + 1}"
+            spec = ContainerSpec(name=name, image=self.images[self.members[k]]["id"],
+                                 command=server["command"], cpuset=server.get("cpuset"),
+                                 network=self.network, labels=self.labels)
+            self._start(spec, f"server for member{k + 1}")
+            self.servers[k] = name
+        time.sleep(max(self.ms[self.members[k]].server.get("ready_after_s", 1.0) for k in needing))
 
     # -- the cases ---------------------------------------------------------------------
     def run_case1(self) -> None:
@@ -159,8 +168,8 @@ class CaseRun:
         limits = limits_for("1", 0, self.s["limits"])
         for it in range(1, self.s["iterations"] + 1):
             name = f"interference-{self.run_id}-{it:04d}"
-            cmd = loop_command(ms_id, self.member_dir(0), it, time.time(), "count", 1,
-                               self.s["iteration_timeout_s"])
+            cmd = self.server_env(0) + loop_command(ms_id, self.member_dir(0), it, time.time(), "count", 1,
+                                                    self.s["iteration_timeout_s"])
             self._start(self.spec(name, ms_id, cmd, [ms_id], limits), "member1")
             self._wait_all([name], time.time() + self.s["iteration_timeout_s"] + WAIT_MARGIN_S)
             self.rt.remove(name)   # the papers' `docker run --rm`: a fresh container each iteration
@@ -173,8 +182,9 @@ class CaseRun:
         timeout_s = self.s["iteration_timeout_s"]
         names = []
         if case == "2":
-            loops = [" ".join(loop_command(m, self.member_dir(k), 1, start_at, "until", deadline, timeout_s))
-                     + " &" for k, m in enumerate(self.members)]
+            loops = [" ".join(self.server_env(k) + loop_command(m, self.member_dir(k), 1, start_at, "until",
+                                                                deadline, timeout_s)) + " &"
+                     for k, m in enumerate(self.members)]
             cmd = ["sh", "-c", " ".join(loops) + " wait"]
             name = f"interference-{self.run_id}-pair"
             image = image_for("2", self.members)[0]
@@ -184,7 +194,8 @@ class CaseRun:
         else:
             for k, m in enumerate(self.members):
                 name = f"interference-{self.run_id}-member{k + 1}"
-                cmd = loop_command(m, self.member_dir(k), 1, start_at, "until", deadline, timeout_s)
+                cmd = self.server_env(k) + loop_command(m, self.member_dir(k), 1, start_at, "until",
+                                                        deadline, timeout_s)
                 self._start(self.spec(name, m, cmd, [m], limits_for(case, k, self.s["limits"])),
                             f"member{k + 1}")
                 names.append(name)
@@ -214,7 +225,7 @@ class CaseRun:
             d = self.outdir / self.member_dir(k)
             members.append({"member": k + 1, "microservice": m, "dir": d.name,
                             "limits_read_back": read_limits(d / "limits.txt"),
-                            "iterations": read_iterations(d)})
+                            "iterations": read_iterations(d, self.s["iteration_timeout_s"])})
         if self.s["case"] == "1":
             for it in members[0]["iterations"]:
                 it["in_overlap"] = True

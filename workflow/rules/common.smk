@@ -2,10 +2,13 @@
 import json
 import os
 import sys
+from pathlib import Path
 
 sys.path.insert(0, os.path.join(workflow.basedir, "scripts"))
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (os.path.join(workflow.basedir, "scripts"), os.environ.get("PYTHONPATH")) if p
+    p
+    for p in (os.path.join(workflow.basedir, "scripts"), os.environ.get("PYTHONPATH"))
+    if p
 )
 # Jobs use the Python that runs snakemake (the project's venv) unless --sdm conda activates an env.
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
@@ -15,7 +18,9 @@ from interference.config import ConfigError, validate
 from interference.microservices import registry
 
 try:
-    CONFIG = validate(config, source="the config (" + ", ".join(map(str, workflow.configfiles)) + ")")
+    CONFIG = validate(
+        config, source="the config (" + ", ".join(map(str, workflow.configfiles)) + ")"
+    )
 except ConfigError as error:
     raise WorkflowError(str(error)) from None
 
@@ -39,7 +44,8 @@ def all_runs():
 
 def all_run_metas():
     return [
-        (RUN_PATH + "/meta.json").format(host=HOST, rep=r["repetition"], **r) for r in all_runs()
+        (RUN_PATH + "/meta.json").format(host=HOST, rep=r["repetition"], **r)
+        for r in all_runs()
     ]
 
 

@@ -3,13 +3,16 @@
 
 
 def image_build_inputs(wildcards):
+    """The files an image is built from (absolute: the workdir may be elsewhere, -d)."""
+    containers = Path(workflow.basedir) / "containers"
     if wildcards.image == "base":
-        return sorted(str(p) for p in Path("containers/base").iterdir())
-    last = case_matrix.members_of(wildcards.image)[-1]
-    folder = registry()[last].folder
-    return ["containers/Dockerfile.microservice"] + sorted(
-        str(p.relative_to(workflow.basedir)) for p in folder.iterdir() if p.is_file()
-    )
+        folder, extra = containers / "base", []
+    else:
+        last = case_matrix.members_of(wildcards.image)[-1]
+        folder, extra = registry()[last].folder, [
+            containers / "Dockerfile.microservice"
+        ]
+    return [str(p) for p in extra + sorted(folder.iterdir()) if p.is_file()]
 
 
 rule build_image:
@@ -18,15 +21,15 @@ rule build_image:
         sources=image_build_inputs,
     output:
         image="results/images/{runtime}/{image}.json",
+    log:
+        "results/logs/images/{runtime}/{image}.log",
+    resources:
+        measurement=1,
     params:
         base_image=CONFIG["base_image"],
         mirror=CONFIG["debian_mirror"],
         suite=CONFIG["debian_suite"],
         on=lambda wildcards, input: f"--on {input.parent[0]}" if input.parent else "",
-    log:
-        "results/logs/images/{runtime}/{image}.log",
-    resources:
-        measurement=1,
     shell:
         "python -m interference.images {wildcards.image:q} --runtime {wildcards.runtime} "
         "{params.on} --base-image {params.base_image:q} --mirror {params.mirror:q} "

@@ -8,12 +8,12 @@ rule run_case:
         images=run_images,
     output:
         meta=RUN_PATH + "/meta.json",
-    params:
-        settings=run_settings,
     log:
         "results/logs/run/{host}/{runtime}/case{case}/{pair}/rep{rep}.log",
     resources:
         measurement=1,
+    params:
+        settings=run_settings,
     shell:
         "python -m interference.run_case --settings {params.settings:q} "
         "--images {input.images} --meta {output.meta} > {log} 2>&1"

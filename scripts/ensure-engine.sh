@@ -1,0 +1,43 @@
+#!/bin/sh
+# Makes sure a Docker engine answers (and that debootstrap, which makes the base image when
+# no registry is reachable, is there). As root on Debian/Ubuntu it installs Debian's
+# docker.io and starts dockerd when needed, saying so; otherwise it says what to do.
+# With --browser it also installs Chromium (the report test opens the HTML in it).
+set -eu
+need_pkgs=""
+command -v docker >/dev/null 2>&1 || need_pkgs="$need_pkgs docker.io"
+command -v debootstrap >/dev/null 2>&1 || need_pkgs="$need_pkgs debootstrap"
+if [ "${1:-}" = "--browser" ]; then
+  command -v chromium >/dev/null 2>&1 || need_pkgs="$need_pkgs chromium"
+fi
+if [ -n "$need_pkgs" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-engine: installing Debian packages:$need_pkgs"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need_pkgs >/dev/null
+  else
+    echo "ensure-engine: missing:$need_pkgs. Install them (e.g. sudo apt-get install$need_pkgs)." >&2
+    exit 1
+  fi
+fi
+if docker info >/dev/null 2>&1; then
+  exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "ensure-engine: the Docker engine does not answer. Start it (sudo systemctl start docker, or sudo dockerd &) and make sure you may use it (group docker)." >&2
+  exit 1
+fi
+if command -v systemctl >/dev/null 2>&1 && systemctl start docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+  echo "ensure-engine: started docker with systemctl"
+  exit 0
+fi
+log=/var/log/dockerd-interference.log
+echo "ensure-engine: no Docker engine answers; starting dockerd in the background (log: $log)"
+nohup dockerd >"$log" 2>&1 &
+for _ in $(seq 1 60); do
+  if docker info >/dev/null 2>&1; then echo "ensure-engine: dockerd is up"; exit 0; fi
+  sleep 1
+done
+echo "ensure-engine: dockerd did not come up within 60 s; see $log" >&2
+tail -n 20 "$log" >&2
+exit 1

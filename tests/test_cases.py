@@ -1,0 +1,98 @@
+"""The case matrix, limits per case, overlap marking and container command lines."""
+import pytest
+
+from interference import cases
+from interference.config import validate
+from interference.run_case import loop_command, read_iterations, status_of
+from interference.runtimes import ContainerSpec
+from interference.runtimes.docker import DockerRuntime
+
+
+def test_pairs_are_unordered_with_self_pairs():
+    assert cases.pairs(["L", "S", "B"]) == [("L", "L"), ("L", "S"), ("L", "B"), ("S", "S"),
+                                             ("S", "B"), ("B", "B")]
+    assert len(cases.pairs(["L", "S", "B", "NS", "NR", "Y"])) == 21
+
+
+def test_runs_cover_the_matrix():
+    cfg = validate({"microservices": ["L", "S"], "repetitions": 2})
+    runs = cases.runs(cfg)
+    # 2 singles in case 1 + 3 pairs in each of 3 concurrent cases, twice.
+    assert len(runs) == 2 * (2 + 3 * 3)
+    assert {"runtime": "docker", "case": "3b", "pair": "L+S", "repetition": 2} in runs
+    assert all(r["pair"] in ("L", "S") for r in runs if r["case"] == "1")
+
+
+def test_images_needed_and_used():
+    cfg = validate({"microservices": ["L", "S"]})
+    assert cases.images_needed(cfg) == ["base", "L", "S", "L+S"]
+    assert cases.image_for("2", ["L", "S"]) == ["L+S"]
+    assert cases.image_for("2", ["L", "L"]) == ["L"]
+    assert cases.image_for("3b", ["L", "S"]) == ["L", "S"]
+
+
+def test_limits_per_case():
+    lim = {"cpu_mode": "cpuset", "cpus": 1, "memory": "2g"}
+    assert cases.limits_for("1", 0, lim) == {"memory": "2g", "cpuset": "0"}
+    assert cases.limits_for("3b", 1, lim) == {"memory": "2g", "cpuset": "1"}   # disjoint cores
+    assert cases.limits_for("2", 0, lim) == {} and cases.limits_for("3a", 1, lim) == {}
+    assert cases.limits_for("3b", 1, {**lim, "cpus": 2})["cpuset"] == "2-3"
+    assert cases.limits_for("3b", 0, {**lim, "cpu_mode": "quota"}) == {"memory": "2g", "cpus": 1.0}
+
+
+def _its(*spans):
+    return [{"start": a, "end": b} for a, b in spans]
+
+
+def test_overlap_marks_what_ran_alone():
+    a = _its((0, 4), (4, 8), (8, 12))      # a's last iteration ends after b stopped
+    b = _its((1, 3), (3, 5), (5, 9))      # b's first starts after a started
+    lo, hi = cases.mark_overlap([a, b])
+    assert (lo, hi) == (1, 9)
+    assert [i["in_overlap"] for i in a] == [False, True, False]
+    assert [i["in_overlap"] for i in b] == [True, True, True]
+
+
+def test_overlap_with_a_member_that_never_ran():
+    a, b = _its((0, 1)), []
+    assert cases.mark_overlap([a, b]) == (None, None)
+    assert a[0]["in_overlap"] is False
+
+
+def test_docker_command_construction():
+    spec = ContainerSpec(name="c1", image="sha256:abc", command=["microservice-loop", "L"],
+                         env={"LINPACK_N": "100"}, cpuset="1", memory="2g",
+                         binds=[("/tmp/x", "/results")], volumes=[("v1", "/scratch")],
+                         network="net1", labels={"interference.run": "r1"})
+    argv = DockerRuntime().run_argv(spec)
+    assert argv[:5] == ["docker", "run", "--detach", "--name", "c1"]
+    joined = " ".join(argv)
+    for part in ["--label interference.run=r1", "--cpuset-cpus 1", "--memory 2g --memory-swap 2g",
+                 "--network net1", "--volume /tmp/x:/results", "--volume v1:/scratch",
+                 "--env LINPACK_N=100", "sha256:abc microservice-loop L"]:
+        assert part in joined
+    assert "--cpus" not in argv
+    quota = DockerRuntime().run_argv(ContainerSpec(name="c", image="i", command=[], cpus=1.0))
+    assert "--cpus" in quota and quota[quota.index("--cpus") + 1] == "1"
+
+
+def test_loop_command():
+    assert loop_command("S", "member2-S", 1, 100.0, "until", 160.0, 30) == [
+        "microservice-loop", "S", "/results/member2-S", "1", "100.000", "until", "160.000", "30"]
+    assert loop_command("L", "member1-L", 3, 5.0, "count", 1, 30)[5:7] == ["count", "1"]
+
+
+@pytest.mark.parametrize("code, secs, status", [
+    (0, 1, "ok"), (124, 30, "timeout"), (137, 31, "timeout"),
+    (137, 2, "killed (exit 137, out of memory?)"), (5, 1, "exit 5")])
+def test_status_of(code, secs, status):
+    assert status_of(code, secs, 30) == status
+
+
+def test_read_iterations(tmp_path):
+    d = tmp_path / "member1-L"
+    d.mkdir()
+    (d / "iterations.tsv").write_text("1\t10.5\t11.0\t0\n2\t11.0\t12.5\t5\n")
+    its = read_iterations(d, 60)
+    assert [i["status"] for i in its] == ["ok", "exit 5"]
+    assert its[1]["stdout"] == "member1-L/iter0002.out"

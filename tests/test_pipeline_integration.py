@@ -1,0 +1,173 @@
+"""Real runs on a tiny config: images built, Case 1 and Case 3b run in real containers with
+real cgroup limits, artifacts checked, one case forced to rerun alone, failures recorded,
+and nothing left behind."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine
+
+pytestmark = [pytest.mark.integration, requires_engine]
+
+TINY = {
+    "host": "testhost",
+    "microservices": ["L", "S"],
+    "cases": ["1", "3b"],
+    "iterations": 2,
+    "window_s": {"3b": 4},
+    "iteration_timeout_s": 60,
+    "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
+    "sizes": {"L": {"n": 800}, "S": {"array_elements": 2000000, "ntimes": 3}},
+}
+RAW = "results/raw/testhost/docker"
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    r = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args,
+                        "--configfile", str(workdir / "tiny.yaml")],
+                       capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    wd = tmp_path_factory.mktemp("pipeline")
+    (wd / "tiny.yaml").write_text(yaml.safe_dump(TINY))
+    # --cores 2: the measurement resource and lock must still serialise the runs.
+    snakemake(wd, "--cores", "2", "raw")
+    return wd
+
+
+def metas(wd: Path) -> dict[str, dict]:
+    return {str(p.relative_to(wd / RAW).parent): json.loads(p.read_text())
+            for p in sorted((wd / RAW).glob("case*/*/rep*/meta.json"))}
+
+
+def test_every_run_has_its_artifacts(workdir):
+    runs = metas(workdir)
+    assert sorted(runs) == ["case1/L/rep1", "case1/S/rep1", "case3b/L+L/rep1", "case3b/L+S/rep1",
+                            "case3b/S+S/rep1"]
+    for key, meta in runs.items():
+        assert meta["n_failed"] == 0, key
+        assert meta["runtime_info"]["version"] and meta["runtime_info"]["cgroup_version"]
+        assert meta["host_info"]["cpu_model"] and meta["host_info"]["kernel"]
+        assert len(meta["host_info"]["loadavg_before"]) == 3
+        for member in meta["members"]:
+            for it in member["iterations"]:
+                assert (workdir / RAW / key / it["stdout"]).stat().st_size > 0
+                assert it["end"] > it["start"]
+    assert len(runs["case1/L/rep1"]["members"][0]["iterations"]) == 2
+    assert runs["case1/L/rep1"]["containers"][0]["argv"][:3] == ["docker", "run", "--detach"]
+
+
+def test_limits_are_read_back_inside_the_containers(workdir):
+    runs = metas(workdir)
+    base = runs["case1/S/rep1"]["members"][0]["limits_read_back"]
+    assert base["cpuset"] == "0" and base["nproc"] == "1"
+    assert int(base["memory_max"]) == 1024 ** 3
+    m1, m2 = runs["case3b/L+S/rep1"]["members"]
+    assert {m1["limits_read_back"]["cpuset"], m2["limits_read_back"]["cpuset"]} == {"0", "1"}
+    assert int(m2["limits_read_back"]["memory_max"]) == 1024 ** 3
+
+
+def test_overlap_marking(workdir):
+    meta = metas(workdir)["case3b/L+S/rep1"]
+    lo, hi = meta["overlap"]["start"], meta["overlap"]["end"]
+    assert hi - lo > 2
+    for member in meta["members"]:
+        its = member["iterations"]
+        assert len(its) >= 2 and any(i["in_overlap"] for i in its)
+        for i in its:
+            assert i["in_overlap"] == (lo <= i["start"] and i["end"] <= hi)
+    # Both members began within a fraction of a second of each other.
+    firsts = [m["iterations"][0]["start"] for m in meta["members"]]
+    assert abs(firsts[0] - firsts[1]) < 0.5
+
+
+def test_measurements_never_overlapped(workdir):
+    spans = sorted((m["started"], m["finished"]) for m in metas(workdir).values())
+    for (_, end), (start, _) in zip(spans, spans[1:]):
+        assert start >= end
+
+
+def test_no_container_is_left(workdir):
+    assert leftover_containers() == []
+
+
+def test_samples_table(workdir):
+    snakemake(workdir, "--cores", "1", "results/parsed/samples.tsv")
+    df = pd.read_csv(workdir / "results/parsed/samples.tsv", sep="\t", dtype={"case": str},
+                     keep_default_na=False)
+    assert set(df["status"]) == {"ok"}
+    assert set(df["metric"]) == {"gflops", "copy", "scale", "add", "triad"}
+    both = df[(df["case"] == "3b") & (df["target"] == "L") & (df["partner"] == "S")]
+    assert not both.empty      # one pair run gives L(+S) ...
+    assert not df[(df["case"] == "3b") & (df["target"] == "S") & (df["partner"] == "L")].empty  # ... and S(+L)
+
+
+def test_forcing_one_case_reruns_exactly_that_run(workdir):
+    target = f"{RAW}/case3b/L+S/rep1/meta.json"
+    before = {p: p.stat().st_mtime for p in (workdir / RAW).glob("case*/*/rep*/meta.json")}
+    # The README's command: name the run's meta.json as the target and force it.
+    r = snakemake(workdir, target, "--cores", "1", "--forcerun", target)
+    stats = [line.split() for line in (r.stdout + r.stderr).splitlines()]
+    assert ["run_case", "1"] in stats and ["total", "1"] in stats, r.stderr
+    after = {p: p.stat().st_mtime for p in before}
+    changed = [str(p.relative_to(workdir)) for p in before if after[p] != before[p]]
+    assert changed == [target]
+
+
+def run_case_cli(workdir, settings, images, meta, **kw):
+    env = {**os.environ, "PYTHONPATH": str(REPO / "scripts")}
+    return subprocess.Popen([sys.executable, "-m", "interference.run_case", "--settings", json.dumps(settings),
+                             "--images", *map(str, images), "--meta", str(meta)], env=env, **kw)
+
+
+def settings(case, pair, **extra):
+    s = {"host": "testhost", "runtime": "docker", "case": case, "pair": pair, "repetition": 1,
+         "iteration_timeout_s": 60, "limits": TINY["limits"], "sizes": TINY["sizes"]}
+    return {**s, **extra}
+
+
+def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
+    images = workdir / "results/images/docker"
+    # STREAM with 200 M elements (4.8 GB) in a 1 GB container: killed by the OOM killer.
+    crash = settings("1", "S", iterations=2, sizes={"S": {"array_elements": 200_000_000, "ntimes": 3}})
+    assert run_case_cli(workdir, crash, [images / "S.json"], tmp_path / "crash/meta.json").wait() == 0
+    meta = json.loads((tmp_path / "crash/meta.json").read_text())
+    assert meta["n_failed"] == 2
+    assert all(i["status"] != "ok" for i in meta["members"][0]["iterations"])
+    # Linpack N = 6000 cannot finish in 1 s: the iteration is killed and recorded as a timeout.
+    hang = settings("1", "L", iterations=1, iteration_timeout_s=1, sizes={"L": {"n": 6000}})
+    assert run_case_cli(workdir, hang, [images / "L.json"], tmp_path / "hang/meta.json").wait() == 0
+    meta = json.loads((tmp_path / "hang/meta.json").read_text())
+    assert [i["status"] for i in meta["members"][0]["iterations"]] == ["timeout"]
+    assert leftover_containers() == []
+    # The parser turns them into rows with a status and no value.
+    from interference.parse_run import parse_run
+    rows = parse_run(tmp_path / "crash/meta.json")
+    assert rows["value"].isna().all() and (rows["status"] != "ok").all()
+
+
+def test_sigterm_removes_every_container(workdir, tmp_path):
+    images = workdir / "results/images/docker"
+    meta = tmp_path / "term/meta.json"
+    proc = run_case_cli(workdir, settings("3b", "L+S", window_s=120),
+                        [images / "L.json", images / "S.json"], meta)
+    deadline = time.time() + 60
+    while len(leftover_containers()) < 2 and time.time() < deadline:
+        time.sleep(0.5)
+    assert len(leftover_containers()) == 2
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) != 0
+    assert leftover_containers() == []
+    assert not meta.exists()      # an interrupted run leaves no meta.json: it simply reruns
