@@ -1,4 +1,5 @@
 """The case matrix, limits per case, overlap marking and container command lines."""
+
 import pytest
 
 from interference import cases
@@ -9,8 +10,14 @@ from interference.runtimes.docker import DockerRuntime
 
 
 def test_pairs_are_unordered_with_self_pairs():
-    assert cases.pairs(["L", "S", "B"]) == [("L", "L"), ("L", "S"), ("L", "B"), ("S", "S"),
-                                             ("S", "B"), ("B", "B")]
+    assert cases.pairs(["L", "S", "B"]) == [
+        ("L", "L"),
+        ("L", "S"),
+        ("L", "B"),
+        ("S", "S"),
+        ("S", "B"),
+        ("B", "B"),
+    ]
     assert len(cases.pairs(["L", "S", "B", "NS", "NR", "Y"])) == 21
 
 
@@ -34,7 +41,7 @@ def test_images_needed_and_used():
 def test_limits_per_case():
     lim = {"cpu_mode": "cpuset", "cpus": 1, "memory": "2g"}
     assert cases.limits_for("1", 0, lim) == {"memory": "2g", "cpuset": "0"}
-    assert cases.limits_for("3b", 1, lim) == {"memory": "2g", "cpuset": "1"}   # disjoint cores
+    assert cases.limits_for("3b", 1, lim) == {"memory": "2g", "cpuset": "1"}  # disjoint cores
     assert cases.limits_for("2", 0, lim) == {} and cases.limits_for("3a", 1, lim) == {}
     assert cases.limits_for("3b", 1, {**lim, "cpus": 2})["cpuset"] == "2-3"
     assert cases.limits_for("3b", 0, {**lim, "cpu_mode": "quota"}) == {"memory": "2g", "cpus": 1.0}
@@ -45,8 +52,8 @@ def _its(*spans):
 
 
 def test_overlap_marks_what_ran_alone():
-    a = _its((0, 4), (4, 8), (8, 12))      # a's last iteration ends after b stopped
-    b = _its((1, 3), (3, 5), (5, 9))      # b's first starts after a started
+    a = _its((0, 4), (4, 8), (8, 12))  # a's last iteration ends after b stopped
+    b = _its((1, 3), (3, 5), (5, 9))  # b's first starts after a started
     lo, hi = cases.mark_overlap([a, b])
     assert (lo, hi) == (1, 9)
     assert [i["in_overlap"] for i in a] == [False, True, False]
@@ -60,16 +67,31 @@ def test_overlap_with_a_member_that_never_ran():
 
 
 def test_docker_command_construction():
-    spec = ContainerSpec(name="c1", image="sha256:abc", command=["microservice-loop", "L"],
-                         env={"LINPACK_N": "100"}, cpuset="1", memory="2g",
-                         binds=[("/tmp/x", "/results")], volumes=[("v1", "/scratch")],
-                         network="net1", labels={"interference.run": "r1"})
+    spec = ContainerSpec(
+        name="c1",
+        image="sha256:abc",
+        command=["microservice-loop", "L"],
+        env={"LINPACK_N": "100"},
+        cpuset="1",
+        memory="2g",
+        binds=[("/tmp/x", "/results")],
+        volumes=[("v1", "/scratch")],
+        network="net1",
+        labels={"interference.run": "r1"},
+    )
     argv = DockerRuntime().run_argv(spec)
     assert argv[:5] == ["docker", "run", "--detach", "--name", "c1"]
     joined = " ".join(argv)
-    for part in ["--label interference.run=r1", "--cpuset-cpus 1", "--memory 2g --memory-swap 2g",
-                 "--network net1", "--volume /tmp/x:/results", "--volume v1:/scratch",
-                 "--env LINPACK_N=100", "sha256:abc microservice-loop L"]:
+    for part in [
+        "--label interference.run=r1",
+        "--cpuset-cpus 1",
+        "--memory 2g --memory-swap 2g",
+        "--network net1",
+        "--volume /tmp/x:/results",
+        "--volume v1:/scratch",
+        "--env LINPACK_N=100",
+        "sha256:abc microservice-loop L",
+    ]:
         assert part in joined
     assert "--cpus" not in argv
     quota = DockerRuntime().run_argv(ContainerSpec(name="c", image="i", command=[], cpus=1.0))
@@ -78,13 +100,28 @@ def test_docker_command_construction():
 
 def test_loop_command():
     assert loop_command("S", "member2-S", 1, 100.0, "until", 160.0, 30) == [
-        "microservice-loop", "S", "/results/member2-S", "1", "100.000", "until", "160.000", "30"]
+        "microservice-loop",
+        "S",
+        "/results/member2-S",
+        "1",
+        "100.000",
+        "until",
+        "160.000",
+        "30",
+    ]
     assert loop_command("L", "member1-L", 3, 5.0, "count", 1, 30)[5:7] == ["count", "1"]
 
 
-@pytest.mark.parametrize("code, secs, status", [
-    (0, 1, "ok"), (124, 30, "timeout"), (137, 31, "timeout"),
-    (137, 2, "killed (exit 137, out of memory?)"), (5, 1, "exit 5")])
+@pytest.mark.parametrize(
+    "code, secs, status",
+    [
+        (0, 1, "ok"),
+        (124, 30, "timeout"),
+        (137, 31, "timeout"),
+        (137, 2, "killed (exit 137, out of memory?)"),
+        (5, 1, "exit 5"),
+    ],
+)
 def test_status_of(code, secs, status):
     assert status_of(code, secs, 30) == status
 

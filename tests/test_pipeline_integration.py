@@ -1,6 +1,7 @@
 """Real runs on a tiny config: images built, Case 1 and Case 3b run in real containers with
 real cgroup limits, artifacts checked, one case forced to rerun alone, failures recorded,
 and nothing left behind."""
+
 import json
 import os
 import signal
@@ -31,9 +32,21 @@ RAW = "results/raw/testhost/docker"
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    r = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args,
-                        "--configfile", str(workdir / "tiny.yaml")],
-                       capture_output=True, text=True, timeout=1800)
+    r = subprocess.run(
+        [
+            SNAKEMAKE,
+            "-s",
+            str(REPO / "Snakefile"),
+            "-d",
+            str(workdir),
+            *args,
+            "--configfile",
+            str(workdir / "tiny.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return r
 
@@ -48,14 +61,21 @@ def workdir(tmp_path_factory):
 
 
 def metas(wd: Path) -> dict[str, dict]:
-    return {str(p.relative_to(wd / RAW).parent): json.loads(p.read_text())
-            for p in sorted((wd / RAW).glob("case*/*/rep*/meta.json"))}
+    return {
+        str(p.relative_to(wd / RAW).parent): json.loads(p.read_text())
+        for p in sorted((wd / RAW).glob("case*/*/rep*/meta.json"))
+    }
 
 
 def test_every_run_has_its_artifacts(workdir):
     runs = metas(workdir)
-    assert sorted(runs) == ["case1/L/rep1", "case1/S/rep1", "case3b/L+L/rep1", "case3b/L+S/rep1",
-                            "case3b/S+S/rep1"]
+    assert sorted(runs) == [
+        "case1/L/rep1",
+        "case1/S/rep1",
+        "case3b/L+L/rep1",
+        "case3b/L+S/rep1",
+        "case3b/S+S/rep1",
+    ]
     for key, meta in runs.items():
         assert meta["n_failed"] == 0, key
         assert meta["runtime_info"]["version"] and meta["runtime_info"]["cgroup_version"]
@@ -73,10 +93,10 @@ def test_limits_are_read_back_inside_the_containers(workdir):
     runs = metas(workdir)
     base = runs["case1/S/rep1"]["members"][0]["limits_read_back"]
     assert base["cpuset"] == "0" and base["nproc"] == "1"
-    assert int(base["memory_max"]) == 1024 ** 3
+    assert int(base["memory_max"]) == 1024**3
     m1, m2 = runs["case3b/L+S/rep1"]["members"]
     assert {m1["limits_read_back"]["cpuset"], m2["limits_read_back"]["cpuset"]} == {"0", "1"}
-    assert int(m2["limits_read_back"]["memory_max"]) == 1024 ** 3
+    assert int(m2["limits_read_back"]["memory_max"]) == 1024**3
 
 
 def test_overlap_marking(workdir):
@@ -105,13 +125,16 @@ def test_no_container_is_left(workdir):
 
 def test_samples_table(workdir):
     snakemake(workdir, "--cores", "1", "results/parsed/samples.tsv")
-    df = pd.read_csv(workdir / "results/parsed/samples.tsv", sep="\t", dtype={"case": str},
-                     keep_default_na=False)
+    df = pd.read_csv(
+        workdir / "results/parsed/samples.tsv", sep="\t", dtype={"case": str}, keep_default_na=False
+    )
     assert set(df["status"]) == {"ok"}
     assert set(df["metric"]) == {"gflops", "copy", "scale", "add", "triad"}
     both = df[(df["case"] == "3b") & (df["target"] == "L") & (df["partner"] == "S")]
-    assert not both.empty      # one pair run gives L(+S) ...
-    assert not df[(df["case"] == "3b") & (df["target"] == "S") & (df["partner"] == "L")].empty  # ... and S(+L)
+    assert not both.empty  # one pair run gives L(+S) ...
+    assert not df[
+        (df["case"] == "3b") & (df["target"] == "S") & (df["partner"] == "L")
+    ].empty  # ... and S(+L)
 
 
 def test_forcing_one_case_reruns_exactly_that_run(workdir):
@@ -128,13 +151,34 @@ def test_forcing_one_case_reruns_exactly_that_run(workdir):
 
 def run_case_cli(workdir, settings, images, meta, **kw):
     env = {**os.environ, "PYTHONPATH": str(REPO / "scripts")}
-    return subprocess.Popen([sys.executable, "-m", "interference.run_case", "--settings", json.dumps(settings),
-                             "--images", *map(str, images), "--meta", str(meta)], env=env, **kw)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "interference.run_case",
+            "--settings",
+            json.dumps(settings),
+            "--images",
+            *map(str, images),
+            "--meta",
+            str(meta),
+        ],
+        env=env,
+        **kw,
+    )
 
 
 def settings(case, pair, **extra):
-    s = {"host": "testhost", "runtime": "docker", "case": case, "pair": pair, "repetition": 1,
-         "iteration_timeout_s": 60, "limits": TINY["limits"], "sizes": TINY["sizes"]}
+    s = {
+        "host": "testhost",
+        "runtime": "docker",
+        "case": case,
+        "pair": pair,
+        "repetition": 1,
+        "iteration_timeout_s": 60,
+        "limits": TINY["limits"],
+        "sizes": TINY["sizes"],
+    }
     return {**s, **extra}
 
 
@@ -154,6 +198,7 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
     assert leftover_containers() == []
     # The parser turns them into rows with a status and no value.
     from interference.parse_run import parse_run
+
     rows = parse_run(tmp_path / "crash/meta.json")
     assert rows["value"].isna().all() and (rows["status"] != "ok").all()
 
@@ -161,8 +206,9 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
 def test_sigterm_removes_every_container(workdir, tmp_path):
     images = workdir / "results/images/docker"
     meta = tmp_path / "term/meta.json"
-    proc = run_case_cli(workdir, settings("3b", "L+S", window_s=120),
-                        [images / "L.json", images / "S.json"], meta)
+    proc = run_case_cli(
+        workdir, settings("3b", "L+S", window_s=120), [images / "L.json", images / "S.json"], meta
+    )
     deadline = time.time() + 60
     while len(leftover_containers()) < 2 and time.time() < deadline:
         time.sleep(0.5)
@@ -170,4 +216,4 @@ def test_sigterm_removes_every_container(workdir, tmp_path):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) != 0
     assert leftover_containers() == []
-    assert not meta.exists()      # an interrupted run leaves no meta.json: it simply reruns
+    assert not meta.exists()  # an interrupted run leaves no meta.json: it simply reruns

@@ -1,4 +1,5 @@
 """Host-side steps of the interference pipeline: config, runtimes, runs, parsing, statistics."""
+
 from pathlib import Path
 
 # The repository root: scripts/interference/ -> two levels up.

@@ -3,6 +3,7 @@
 Cases of the papers: 1 one microservice alone in a limited container (the baseline);
 2 two microservices in one unlimited container; 3a two unlimited containers; 3b two
 containers, each limited like the baseline."""
+
 from __future__ import annotations
 
 import itertools
@@ -27,8 +28,9 @@ def members_of(pair: str) -> list[str]:
 def runs(config: dict) -> list[dict]:
     """Every (runtime, case, pair, repetition) run of the config."""
     out = []
-    for runtime, case, rep in itertools.product(config["runtimes"], config["cases"],
-                                               range(1, config["repetitions"] + 1)):
+    for runtime, case, rep in itertools.product(
+        config["runtimes"], config["cases"], range(1, config["repetitions"] + 1)
+    ):
         groups = [(m,) for m in config["microservices"]] if case == "1" else pairs(config["microservices"])
         out += [{"runtime": runtime, "case": case, "pair": pair_name(g), "repetition": rep} for g in groups]
     return out

@@ -1,5 +1,6 @@
 """Config validation: the JSON schema in workflow/schemas/ plus the microservices and
 runtimes this checkout declares. Errors name the key and the bad value, in one paragraph."""
+
 from __future__ import annotations
 
 import copy
@@ -47,8 +48,9 @@ def full_schema() -> dict:
             "type": "object",
             "additionalProperties": False,
             "default": {},
-            "properties": {k: {kk: vv for kk, vv in v.items() if kk != "env"}
-                           for k, v in ms.parameters.items()},
+            "properties": {
+                k: {kk: vv for kk, vv in v.items() if kk != "env"} for k, v in ms.parameters.items()
+            },
         }
         for ms in registry().values()
     }
@@ -68,8 +70,7 @@ def validate(config: dict, source: str = "config") -> dict:
     validator = _with_defaults(jsonschema.Draft202012Validator)(full_schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
-        lines = [f"key {_where(e)} has the bad value {json.dumps(e.instance)}: {e.message}"
-                 for e in errors]
+        lines = [f"key {_where(e)} has the bad value {json.dumps(e.instance)}: {e.message}" for e in errors]
         raise ConfigError(f"{source} is invalid, so nothing was built or run. " + "; ".join(lines) + ".")
 
     known = registry()
@@ -77,18 +78,21 @@ def validate(config: dict, source: str = "config") -> dict:
         if ms not in known:
             raise ConfigError(
                 f"{source} is invalid: key microservices[{i}] has the unknown microservice {ms!r}; "
-                f"known: {', '.join(sorted(known))} (each is a containers/<folder>/microservice.yaml).")
+                f"known: {', '.join(sorted(known))} (each is a containers/<folder>/microservice.yaml)."
+            )
     for i, rt in enumerate(config["runtimes"]):
         if rt not in ADAPTERS:
             raise ConfigError(
                 f"{source} is invalid: key runtimes[{i}] has the unknown runtime {rt!r}; "
-                f"known: {', '.join(sorted(ADAPTERS))} (each is a module in scripts/interference/runtimes/).")
+                f"known: {', '.join(sorted(ADAPTERS))} (each is a module in scripts/interference/runtimes/)."
+            )
     limits = config["limits"]
     if "3b" in config["cases"] and limits["cpu_mode"] == "cpuset" and 2 * limits["cpus"] > os.cpu_count():
         raise ConfigError(
             f"{source} is invalid: key limits.cpus has the value {limits['cpus']}, but Case 3b pins its two "
             f"containers to disjoint cores and this host has {os.cpu_count()}; use at most "
-            f"{os.cpu_count() // 2} or limits.cpu_mode: quota.")
+            f"{os.cpu_count() // 2} or limits.cpu_mode: quota."
+        )
     if config["host"] is None:
         config["host"] = socket.gethostname().split(".")[0]
     return config

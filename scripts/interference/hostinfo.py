@@ -1,4 +1,5 @@
 """What the host is, recorded with every run."""
+
 from __future__ import annotations
 
 import os

@@ -6,6 +6,7 @@
   L+S      containers/<S's folder>/ built on the image of L (Case 2 runs both in one container)
 
 An image is tagged with the hash of its build inputs, so it is rebuilt only when they change."""
+
 from __future__ import annotations
 
 import argparse
@@ -48,29 +49,48 @@ def ensure_base_os(rt, ref: str, mirror: str, suite: str, log: Path) -> str:
     if rt.pull(ref, log):
         return "pulled"
     if shutil.which("debootstrap") is None:
-        raise RuntimeError(f"{ref} is neither present nor pullable and debootstrap is not installed "
-                           "(apt-get install debootstrap) to make it.")
+        raise RuntimeError(
+            f"{ref} is neither present nor pullable and debootstrap is not installed "
+            "(apt-get install debootstrap) to make it."
+        )
     with tempfile.TemporaryDirectory(prefix="interference-rootfs-") as tmp:
         rootfs = Path(tmp) / "rootfs"
         with open(log, "a") as f:
             f.write(f"$ debootstrap --variant=minbase {suite} {rootfs} {mirror}\n")
             f.flush()
-            subprocess.run(["debootstrap", "--variant=minbase", suite, str(rootfs), mirror],
-                           stdout=f, stderr=subprocess.STDOUT, check=True)
+            subprocess.run(
+                ["debootstrap", "--variant=minbase", suite, str(rootfs), mirror],
+                stdout=f,
+                stderr=subprocess.STDOUT,
+                check=True,
+            )
         rt.import_rootfs(rootfs, ref, log)
     return "debootstrap"
 
 
 def tool_versions(rt_name: str, ref: str) -> dict:
     """Versions each microservice's install.sh recorded inside the image."""
-    r = subprocess.run([rt_name, "run", "--rm", "--entrypoint", "sh", ref, "-c",
-                        "cat /opt/microservices/*/versions.txt 2>/dev/null"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            rt_name,
+            "run",
+            "--rm",
+            "--entrypoint",
+            "sh",
+            ref,
+            "-c",
+            "cat /opt/microservices/*/versions.txt 2>/dev/null",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
 
 
-def build_image(name: str, runtime: str, out: Path, log: Path, on: Path | None,
-                base_image: str, mirror: str, suite: str) -> dict:
+def build_image(
+    name: str, runtime: str, out: Path, log: Path, on: Path | None, base_image: str, mirror: str, suite: str
+) -> dict:
     rt = runtimes.get(runtime)
     engine = rt.describe()
     started = time.time()
@@ -79,8 +99,12 @@ def build_image(name: str, runtime: str, out: Path, log: Path, on: Path | None,
         base_id = rt.image_id(base_image)
         digest = inputs_hash(base_id, CONTAINERS / "base")
         ref = f"interference/base:{digest[:12]}"
-        context, dockerfile, args, ids = CONTAINERS / "base", CONTAINERS / "base" / "Dockerfile", \
-            {"BASE_IMAGE": base_image}, []
+        context, dockerfile, args, ids = (
+            CONTAINERS / "base",
+            CONTAINERS / "base" / "Dockerfile",
+            {"BASE_IMAGE": base_image},
+            [],
+        )
         provenance = {"base_image": base_image, "base_image_id": base_id, "base_image_source": source}
     else:
         parent = json.loads(on.read_text())
@@ -95,8 +119,14 @@ def build_image(name: str, runtime: str, out: Path, log: Path, on: Path | None,
     if not reused:
         rt.build(context, dockerfile, ref, args, {"interference.inputs_hash": digest}, log)
     info = {
-        "image": name, "runtime": runtime, "ref": ref, "id": rt.image_id(ref), "inputs_hash": digest,
-        "microservices": ids, **provenance, "reused_existing": reused,
+        "image": name,
+        "runtime": runtime,
+        "ref": ref,
+        "id": rt.image_id(ref),
+        "inputs_hash": digest,
+        "microservices": ids,
+        **provenance,
+        "reused_existing": reused,
         "build_seconds": round(time.time() - started, 2),
         "engine_version": engine["version"],
         "tool_versions": tool_versions(runtime, ref) if ids else {},
@@ -123,8 +153,10 @@ def main(argv=None) -> int:
     # Builds load the machine, so they never run beside a measurement.
     with measurement_lock():
         info = build_image(a.name, a.runtime, a.out, a.log, a.on, a.base_image, a.mirror, a.suite)
-    print(f"{a.name}: {info['ref']} {info['id']} "
-          f"({'reused' if info['reused_existing'] else 'built'} in {info['build_seconds']} s)")
+    print(
+        f"{a.name}: {info['ref']} {info['id']} "
+        f"({'reused' if info['reused_existing'] else 'built'} in {info['build_seconds']} s)"
+    )
     return 0
 
 

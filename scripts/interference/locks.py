@@ -1,5 +1,6 @@
 """One host-wide lock so that measurements (and image builds) never overlap, whatever
 --cores says and even across separate snakemake invocations."""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
 """The microservice registry: one containers/<folder>/microservice.yaml per microservice."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -50,13 +51,32 @@ class Microservice:
 
 def _load(path: Path) -> Microservice:
     d = yaml.safe_load(path.read_text())
-    known = {"id", "name", "resource", "tool", "paper_tool", "parser", "parameters", "metrics",
-             "server", "scratch", "stand_in_reason"}
+    known = {
+        "id",
+        "name",
+        "resource",
+        "tool",
+        "paper_tool",
+        "parser",
+        "parameters",
+        "metrics",
+        "server",
+        "scratch",
+        "stand_in_reason",
+    }
     return Microservice(
-        id=d["id"], name=d["name"], folder=path.parent, resource=d["resource"], tool=d["tool"],
-        paper_tool=d["paper_tool"], parser=d["parser"], parameters=d.get("parameters", {}),
-        metrics=tuple(Metric(**m) for m in d["metrics"]), server=d.get("server"),
-        scratch=d.get("scratch"), stand_in_reason=d.get("stand_in_reason"),
+        id=d["id"],
+        name=d["name"],
+        folder=path.parent,
+        resource=d["resource"],
+        tool=d["tool"],
+        paper_tool=d["paper_tool"],
+        parser=d["parser"],
+        parameters=d.get("parameters", {}),
+        metrics=tuple(Metric(**m) for m in d["metrics"]),
+        server=d.get("server"),
+        scratch=d.get("scratch"),
+        stand_in_reason=d.get("stand_in_reason"),
         extra={k: v for k, v in d.items() if k not in known},
     )
 

@@ -7,6 +7,7 @@ naming the file: never a silent number, never a crash of the whole parse.
 
   python -m interference.parse_run META.json OUT.tsv          one run
   python -m interference.parse_run --merge OUT.tsv IN.tsv...   the union of all runs"""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,24 @@ import pandas as pd
 from interference import parsers
 from interference.microservices import registry
 
-COLUMNS = ["host", "runtime", "case", "target", "partner", "repetition", "member", "iteration",
-           "metric", "value", "unit", "higher_is_better", "start", "end", "in_overlap", "status"]
+COLUMNS = [
+    "host",
+    "runtime",
+    "case",
+    "target",
+    "partner",
+    "repetition",
+    "member",
+    "iteration",
+    "metric",
+    "value",
+    "unit",
+    "higher_is_better",
+    "start",
+    "end",
+    "in_overlap",
+    "status",
+]
 log = logging.getLogger("parse")
 
 
@@ -50,14 +67,26 @@ def parse_run(meta_path: Path) -> pd.DataFrame:
                 value = values.get(metric.name)
                 if status == "ok" and value is None:
                     log.warning("%s: metric %s missing", raw_dir / it["stdout"], metric.name)
-                rows.append({
-                    "host": s["host"], "runtime": s["runtime"], "case": s["case"],
-                    "target": target.id, "partner": partner, "repetition": s["repetition"],
-                    "member": member["member"], "iteration": it["iteration"], "metric": metric.name,
-                    "value": value, "unit": metric.unit, "higher_is_better": metric.higher_is_better,
-                    "start": it["start"], "end": it["end"], "in_overlap": it["in_overlap"],
-                    "status": status if value is not None or status != "ok" else "metric missing",
-                })
+                rows.append(
+                    {
+                        "host": s["host"],
+                        "runtime": s["runtime"],
+                        "case": s["case"],
+                        "target": target.id,
+                        "partner": partner,
+                        "repetition": s["repetition"],
+                        "member": member["member"],
+                        "iteration": it["iteration"],
+                        "metric": metric.name,
+                        "value": value,
+                        "unit": metric.unit,
+                        "higher_is_better": metric.higher_is_better,
+                        "start": it["start"],
+                        "end": it["end"],
+                        "in_overlap": it["in_overlap"],
+                        "status": status if value is not None or status != "ok" else "metric missing",
+                    }
+                )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -67,8 +96,9 @@ def write(df: pd.DataFrame, path: Path) -> None:
 
 
 def read(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", dtype={"case": str, "partner": str}, keep_default_na=False,
-                       na_values={"value": [""]})
+    return pd.read_csv(
+        path, sep="\t", dtype={"case": str, "partner": str}, keep_default_na=False, na_values={"value": [""]}
+    )
 
 
 def main(argv=None) -> int:

@@ -4,14 +4,17 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.join(workflow.basedir, "scripts"))
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p
-    for p in (os.path.join(workflow.basedir, "scripts"), os.environ.get("PYTHONPATH"))
-    if p
-)
-# Jobs use the Python that runs snakemake (the project's venv) unless --sdm conda activates an env.
-os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
+from snakemake.settings.types import DeploymentMethod
+
+SCRIPTS = os.path.join(workflow.basedir, "scripts")
+sys.path.insert(0, SCRIPTS)
+
+# Python steps import scripts/interference. Without --sdm conda they run on the Python that
+# runs snakemake (the project's venv); with it, on the rule's conda env.
+_prefix = f"set -euo pipefail; export PYTHONPATH={SCRIPTS}; "
+if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
+    _prefix += f"export PATH={os.path.dirname(sys.executable)}:$PATH; "
+shell.prefix(_prefix)
 
 from interference import cases as case_matrix
 from interference.config import ConfigError, validate
@@ -25,7 +28,7 @@ except ConfigError as error:
     raise WorkflowError(str(error)) from None
 
 HOST = CONFIG["host"]
-RUN_PATH = "results/raw/{host}/{runtime}/case{case}/{pair}/rep{rep}"
+RUN_META = "results/raw/{host}/{runtime}/case{case}/{pair}/rep{rep}/meta.json"
 PARSED_PATH = "results/parsed/{host}/{runtime}/case{case}/{pair}/rep{rep}.tsv"
 
 
@@ -43,10 +46,7 @@ def all_runs():
 
 
 def all_run_metas():
-    return [
-        (RUN_PATH + "/meta.json").format(host=HOST, rep=r["repetition"], **r)
-        for r in all_runs()
-    ]
+    return [RUN_META.format(host=HOST, rep=r["repetition"], **r) for r in all_runs()]
 
 
 def all_parsed():
@@ -93,3 +93,16 @@ def run_settings(wildcards):
     else:
         settings["window_s"] = CONFIG["window_s"][wildcards.case]
     return json.dumps(settings, sort_keys=True)
+
+
+def image_build_inputs(wildcards):
+    """The files an image is built from (absolute: the workdir may be elsewhere, -d)."""
+    containers = Path(workflow.basedir) / "containers"
+    if wildcards.image == "base":
+        folder, extra = containers / "base", []
+    else:
+        last = case_matrix.members_of(wildcards.image)[-1]
+        folder, extra = registry()[last].folder, [
+            containers / "Dockerfile.microservice"
+        ]
+    return [str(p) for p in extra + sorted(folder.iterdir()) if p.is_file()]

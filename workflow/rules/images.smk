@@ -2,19 +2,6 @@
 # its build inputs; the image is rebuilt only when those inputs change.
 
 
-def image_build_inputs(wildcards):
-    """The files an image is built from (absolute: the workdir may be elsewhere, -d)."""
-    containers = Path(workflow.basedir) / "containers"
-    if wildcards.image == "base":
-        folder, extra = containers / "base", []
-    else:
-        last = case_matrix.members_of(wildcards.image)[-1]
-        folder, extra = registry()[last].folder, [
-            containers / "Dockerfile.microservice"
-        ]
-    return [str(p) for p in extra + sorted(folder.iterdir()) if p.is_file()]
-
-
 rule build_image:
     input:
         parent=image_parent,
@@ -23,6 +10,8 @@ rule build_image:
         image="results/images/{runtime}/{image}.json",
     log:
         "results/logs/images/{runtime}/{image}.log",
+    conda:
+        "../envs/runner.yaml"
     resources:
         measurement=1,
     params:

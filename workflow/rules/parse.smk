@@ -3,7 +3,7 @@
 
 rule parse_run:
     input:
-        meta=RUN_PATH + "/meta.json",
+        meta=RUN_META,
     output:
         samples=PARSED_PATH,
     log:

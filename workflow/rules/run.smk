@@ -7,9 +7,11 @@ rule run_case:
     input:
         images=run_images,
     output:
-        meta=RUN_PATH + "/meta.json",
+        meta=RUN_META,
     log:
         "results/logs/run/{host}/{runtime}/case{case}/{pair}/rep{rep}.log",
+    conda:
+        "../envs/runner.yaml"
     resources:
         measurement=1,
     params:

@@ -1,5 +1,6 @@
 """One parser per microservice: parsers/<name>.py defines parse(stdout, stderr) that returns
 {metric: value} or raises ParseError whose text becomes the sample's status."""
+
 import importlib
 
 

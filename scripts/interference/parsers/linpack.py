@@ -1,4 +1,5 @@
 """Linpack output: key=value lines; the residual check must say PASSED."""
+
 from interference.parsers import ParseError
 
 

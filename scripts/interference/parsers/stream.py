@@ -1,4 +1,5 @@
 """STREAM output: a table of best rates per function and a validation line."""
+
 from interference.parsers import ParseError
 
 FUNCTIONS = ("copy", "scale", "add", "triad")

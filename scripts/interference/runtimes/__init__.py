@@ -1,6 +1,7 @@
 """Container runtime adapters. Each module defines one class with the ContainerRuntime
 interface (runtimes/base.py); ADAPTERS maps the config value to it. A new runtime is one
 module here plus one line below."""
+
 from interference.runtimes.base import ContainerRuntime, ContainerSpec, RuntimeUnavailable
 from interference.runtimes.docker import DockerRuntime
 

@@ -1,4 +1,5 @@
 """The small interface every container runtime adapter implements."""
+
 from __future__ import annotations
 
 import abc
@@ -13,14 +14,15 @@ class RuntimeUnavailable(RuntimeError):
 @dataclass
 class ContainerSpec:
     """One container to start: image, command and the cgroup limits of its case."""
+
     name: str
     image: str
     command: list[str]
     env: dict[str, str] = field(default_factory=dict)
-    cpuset: str | None = None          # e.g. "0" or "0-1": pin to these cores
-    cpus: float | None = None          # CFS quota in cores
-    memory: str | None = None          # e.g. "2g"; swap is capped at the same value
-    binds: list[tuple[str, str]] = field(default_factory=list)    # (host dir, container dir)
+    cpuset: str | None = None  # e.g. "0" or "0-1": pin to these cores
+    cpus: float | None = None  # CFS quota in cores
+    memory: str | None = None  # e.g. "2g"; swap is capped at the same value
+    binds: list[tuple[str, str]] = field(default_factory=list)  # (host dir, container dir)
     volumes: list[tuple[str, str]] = field(default_factory=list)  # (volume name, container dir)
     network: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
@@ -53,8 +55,9 @@ class ContainerRuntime(abc.ABC):
         """Make an image from a root file system folder (e.g. made by debootstrap)."""
 
     @abc.abstractmethod
-    def build(self, context: Path, dockerfile: Path, ref: str, build_args: dict, labels: dict,
-              log: Path) -> None:
+    def build(
+        self, context: Path, dockerfile: Path, ref: str, build_args: dict, labels: dict, log: Path
+    ) -> None:
         """Build an image from a Dockerfile and a context folder."""
 
     @abc.abstractmethod

@@ -1,4 +1,5 @@
 """Docker adapter: the docker CLI, so every command is recordable and runs as a user would."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,10 @@ from pathlib import Path
 
 from interference.runtimes.base import ContainerRuntime, ContainerSpec, RuntimeUnavailable
 
-HOW_TO_START = ("Start it with `dockerd &` (as root) or `systemctl start docker`; on Debian install it "
-                "with `apt-get install docker.io`. scripts/ensure-engine.sh does both.")
+HOW_TO_START = (
+    "Start it with `dockerd &` (as root) or `systemctl start docker`; on Debian install it "
+    "with `apt-get install docker.io`. scripts/ensure-engine.sh does both."
+)
 
 
 class DockerRuntime(ContainerRuntime):
@@ -23,18 +26,25 @@ class DockerRuntime(ContainerRuntime):
         if shutil.which(self.binary) is None:
             raise RuntimeUnavailable(f"The docker CLI ({self.binary}) is not installed. {HOW_TO_START}")
         try:
-            return subprocess.run([self.binary, *args], check=check, capture_output=True, text=True,
-                                  timeout=timeout, **kw)
+            return subprocess.run(
+                [self.binary, *args], check=check, capture_output=True, text=True, timeout=timeout, **kw
+            )
         except subprocess.CalledProcessError as e:
-            if "Cannot connect to the Docker daemon" in e.stderr or "Is the docker daemon running" in e.stderr:
-                raise RuntimeUnavailable(f"The Docker engine does not answer ({e.stderr.strip()}). "
-                                         f"{HOW_TO_START}") from None
+            if (
+                "Cannot connect to the Docker daemon" in e.stderr
+                or "Is the docker daemon running" in e.stderr
+            ):
+                raise RuntimeUnavailable(
+                    f"The Docker engine does not answer ({e.stderr.strip()}). {HOW_TO_START}"
+                ) from None
             raise
 
     def describe(self) -> dict:
         info = json.loads(self._cli("info", "--format", "{{json .}}").stdout)
         if info.get("ServerErrors"):
-            raise RuntimeUnavailable(f"The Docker engine does not answer: {info['ServerErrors']}. {HOW_TO_START}")
+            raise RuntimeUnavailable(
+                f"The Docker engine does not answer: {info['ServerErrors']}. {HOW_TO_START}"
+            )
         return {
             "runtime": self.name,
             "engine": "Docker Engine",
@@ -68,10 +78,12 @@ class DockerRuntime(ContainerRuntime):
         # tar streams the folder with numeric owners; docker import turns it into an image.
         with open(log, "a") as f:
             f.write(f"$ tar -C {rootfs} -c . | docker import - {ref}\n")
-            tar = subprocess.Popen(["tar", "--numeric-owner", "-C", str(rootfs), "-c", "."],
-                                   stdout=subprocess.PIPE, stderr=f)
-            subprocess.run([self.binary, "import", "-", ref], stdin=tar.stdout, stdout=f, stderr=f,
-                           check=True)
+            tar = subprocess.Popen(
+                ["tar", "--numeric-owner", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE, stderr=f
+            )
+            subprocess.run(
+                [self.binary, "import", "-", ref], stdin=tar.stdout, stdout=f, stderr=f, check=True
+            )
             if tar.wait() != 0:
                 raise RuntimeError(f"tar of {rootfs} failed; see {log}")
 
@@ -86,8 +98,9 @@ class DockerRuntime(ContainerRuntime):
             f.write("$ " + " ".join(argv) + "\n")
             f.flush()
             # The classic builder: Debian's docker.io has no buildx plugin.
-            r = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT,
-                               env={**os.environ, "DOCKER_BUILDKIT": "0"})
+            r = subprocess.run(
+                argv, stdout=f, stderr=subprocess.STDOUT, env={**os.environ, "DOCKER_BUILDKIT": "0"}
+            )
         if r.returncode != 0:
             raise RuntimeError(f"docker build of {ref} failed (exit {r.returncode}); see {log}")
 
