@@ -133,3 +133,28 @@ def test_read_iterations(tmp_path):
     its = read_iterations(d, 60)
     assert [i["status"] for i in its] == ["ok", "exit 5"]
     assert its[1]["stdout"] == "member1-L/iter0002.out"
+
+
+def test_unreachable_engine_says_which_and_how_to_start(monkeypatch):
+    from interference.runtimes import RuntimeUnavailable
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(RuntimeUnavailable) as e:
+        DockerRuntime().describe()
+    assert "Docker engine does not answer" in str(e.value) and "dockerd" in str(e.value)
+
+
+def test_run_case_cli_fails_cleanly_without_engine(tmp_path, monkeypatch, capsys):
+    from interference import run_case
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    img = tmp_path / "L.json"
+    img.write_text('{"image": "L", "ref": "interference/l:x", "id": "sha256:x"}')
+    settings = '{"host": "h", "runtime": "docker", "case": "1", "pair": "L", "repetition": 1}'
+    assert (
+        run_case.main(["--settings", settings, "--images", str(img), "--meta", str(tmp_path / "m/meta.json")])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "Docker engine does not answer" in err and "Start it with" in err
+    assert not (tmp_path / "m").exists()

@@ -151,8 +151,12 @@ def main(argv=None) -> int:
         ap.error("--on is required for a microservice image")
     a.log.parent.mkdir(parents=True, exist_ok=True)
     # Builds load the machine, so they never run beside a measurement.
-    with measurement_lock():
-        info = build_image(a.name, a.runtime, a.out, a.log, a.on, a.base_image, a.mirror, a.suite)
+    try:
+        with measurement_lock():
+            info = build_image(a.name, a.runtime, a.out, a.log, a.on, a.base_image, a.mirror, a.suite)
+    except runtimes.RuntimeUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(
         f"{a.name}: {info['ref']} {info['id']} "
         f"({'reused' if info['reused_existing'] else 'built'} in {info['build_seconds']} s)"

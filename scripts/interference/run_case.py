@@ -320,7 +320,12 @@ def main(argv=None) -> int:
         d = json.loads(p.read_text())
         settings["images"][d["image"]] = {"ref": d["ref"], "id": d["id"]}
     signal.signal(signal.SIGTERM, _terminate)
-    run = CaseRun(settings, a.meta.parent)
+    try:
+        run = CaseRun(settings, a.meta.parent)
+        run.rt.describe()  # fail with how-to-start before anything is made
+    except runtimes.RuntimeUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     with measurement_lock():
         print(
             f"run {run.run_id}: case {settings['case']} {settings['pair']} rep {settings['repetition']}",
