@@ -1,0 +1,509 @@
+"""Known-answer tests of interference.statistics on small hand-computed data.
+
+Run: PYTHONPATH=scripts .venv/bin/python -m pytest tests/test_statistics.py -q"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.multicomp import pairwise_tukeyhsd
+
+from interference import statistics as st
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def rows(
+    case,
+    target,
+    partner,
+    values,
+    metric="gflops",
+    higher=True,
+    unit="GFLOPS",
+    status="ok",
+    in_overlap=True,
+    host="h1",
+    runtime="docker",
+    member=1,
+):
+    """Sample rows of one group; a value None is a failed sample (empty value)."""
+    out = []
+    for i, v in enumerate(values):
+        out.append(
+            dict(
+                host=host,
+                runtime=runtime,
+                case=case,
+                target=target,
+                partner=partner,
+                repetition=1,
+                member=member,
+                iteration=i,
+                metric=metric,
+                value=np.nan if v is None else float(v),
+                unit=unit,
+                higher_is_better=higher,
+                start=float(i),
+                end=float(i) + 1,
+                in_overlap=in_overlap,
+                status=status if v is not None else "timeout",
+            )
+        )
+    return out
+
+
+def frame(*groups) -> pd.DataFrame:
+    return pd.DataFrame([r for g in groups for r in g])
+
+
+def one(df: pd.DataFrame, **where) -> pd.Series:
+    sel = df
+    for k, v in where.items():
+        sel = sel[sel[k] == v]
+    assert len(sel) == 1, f"{len(sel)} rows for {where}"
+    return sel.iloc[0]
+
+
+# ------------------------------------------------------------------------------------ summary
+
+
+def test_trimmed_mean_papers_definition():
+    # [1,2,3,4,100]: P10 = 1.4, P90 = 61.6 -> keep 2, 3, 4 -> 3.
+    assert st.trimmed_mean([1, 2, 3, 4, 100]) == pytest.approx(3.0)
+    # 1..10: P10 = 1.9, P90 = 9.1 -> keep 2..9 -> 5.5.
+    assert st.trimmed_mean(range(1, 11)) == pytest.approx(5.5)
+    # 1..11: P10 = 2, P90 = 10 exactly; the bounds are inclusive -> keep 2..10 -> 6.
+    assert st.trimmed_mean(range(1, 12)) == pytest.approx(6.0)
+    assert st.trimmed_mean([7.0]) == 7.0
+    assert math.isnan(st.trimmed_mean([1.0, 3.0]))  # no value inside [1.2, 2.8]
+    assert math.isnan(st.trimmed_mean([]))
+
+
+def test_summary_known_answers():
+    s = st.summarize(frame(rows("1", "L", "", [2, 4, 4, 4, 5, 5, 7, 9])))
+    r = one(s, case="1")
+    assert r["n"] == 8
+    assert r["mean"] == pytest.approx(5.0)
+    assert r["median"] == pytest.approx(4.5)
+    assert r["min"] == 2 and r["max"] == 9
+    # Sum of squared deviations 32, n - 1 = 7.
+    assert r["sd"] == pytest.approx(math.sqrt(32 / 7))
+    assert r["cv"] == pytest.approx(math.sqrt(32 / 7) / 5)
+    # P10 = 3.4, P90 = 7.6 -> keep 4, 4, 4, 5, 5, 7 -> 29/6.
+    assert r["trimmed_mean"] == pytest.approx(29 / 6)
+    # t(0.975, 7) = 2.3646 (tables); sem = sqrt(32/7)/sqrt(8) = 0.755929 -> 5 -/+ 1.787488.
+    assert r["ci_low"] == pytest.approx(3.212512, abs=1e-5)
+    assert r["ci_high"] == pytest.approx(6.787488, abs=1e-5)
+    assert r["ci_method"] == "t"
+    assert r["unit"] == "GFLOPS" and bool(r["higher_is_better"]) is True
+    assert r["n_excluded_overlap"] == 0 and r["n_excluded_failed"] == 0
+    assert r["note"] == ""
+    assert list(s.columns) == st.SUMMARY_COLUMNS
+
+
+def test_exclusion_counts_and_values():
+    df = frame(
+        rows("2", "L", "S", [10, 11, 12, 13, 14]),
+        rows("2", "L", "S", [1000, 2000], in_overlap=False),  # ran partly alone
+        rows("2", "L", "S", [None]),  # timeout
+        rows("2", "L", "S", [None], in_overlap=False),  # failed and outside
+        rows("2", "L", "S", [5000], status="exit 1"),  # failed with a value
+    )
+    df.loc[len(df)] = dict(df.iloc[0], value=np.nan, status="ok")  # "ok" but no value
+    r = one(st.summarize(df), case="2")
+    assert r["n"] == 5
+    assert r["mean"] == pytest.approx(12.0)
+    assert r["max"] == 14
+    assert r["n_excluded_overlap"] == 2
+    # A failed sample outside the overlap counts once, as failed.
+    assert r["n_excluded_failed"] == 4
+
+
+def test_single_sample_defined():
+    r = one(st.summarize(frame(rows("1", "L", "", [19.5]))), case="1")
+    assert r["n"] == 1 and r["mean"] == 19.5 and r["median"] == 19.5
+    assert r["trimmed_mean"] == 19.5
+    assert math.isnan(r["sd"]) and math.isnan(r["ci_low"]) and math.isnan(r["ci_high"])
+    assert "n=1" in r["note"]
+
+
+def test_zero_variance_defined():
+    r = one(st.summarize(frame(rows("1", "L", "", [0.1] * 7))), case="1")
+    assert r["sd"] == 0 and r["cv"] == 0
+    assert r["ci_low"] == r["ci_high"] == pytest.approx(0.1)
+    assert r["trimmed_mean"] == pytest.approx(0.1)
+    assert "zero variance" in r["note"]
+
+
+def test_all_failed_group_is_reported():
+    s = st.summarize(frame(rows("1", "L", "", [1, 2, 3]), rows("2", "L", "S", [None, None, None])))
+    r = one(s, case="2")
+    assert r["n"] == 0 and r["n_excluded_failed"] == 3
+    assert math.isnan(r["mean"]) and "no valid samples" in r["note"]
+
+
+def test_two_distinct_values_trimmed_mean_noted():
+    r = one(st.summarize(frame(rows("1", "L", "", [1.0, 3.0]))), case="1")
+    assert r["mean"] == 2.0 and math.isnan(r["trimmed_mean"])
+    assert "trimmed mean undefined" in r["note"]
+
+
+def test_empty_input():
+    empty = pd.DataFrame(columns=list(frame(rows("1", "L", "", [1])).columns))
+    assert st.summarize(empty).empty
+    assert st.interference_ratios(empty).empty
+    assert st.anova(empty).empty
+    assert st.posthoc(empty).empty
+
+
+# -------------------------------------------------------------------------------- interference
+
+
+def test_ir_sign_rule_both_ways():
+    assert st.ir_value(8.0, 10.0, higher_is_better=True) == pytest.approx(-0.2)  # slower
+    assert st.ir_value(12.0, 10.0, higher_is_better=True) == pytest.approx(0.2)
+    assert st.ir_value(8.0, 10.0, higher_is_better=False) == pytest.approx(0.2)  # less time
+    assert st.ir_value(12.0, 10.0, higher_is_better=False) == pytest.approx(-0.2)
+
+
+def test_papers_linpack_case2_cross_check():
+    # The papers: Linpack Case 2, L beside S: 23.81 GFLOPS against the 19.17 baseline.
+    df = frame(rows("1", "L", "", [19.07, 19.17, 19.27]), rows("2", "L", "S", [23.71, 23.81, 23.91]))
+    r = one(st.interference_ratios(df), case="2")
+    assert r["mean"] == pytest.approx(23.81) and r["baseline_mean"] == pytest.approx(19.17)
+    assert r["n"] == 3 and r["baseline_n"] == 3
+    assert round(r["ir"], 3) == 0.242
+    assert r["ir_ci_low"] < r["ir"] < r["ir_ci_high"]
+    assert "may be too narrow" in r["reason"]  # only 3 samples a side
+    # The same numbers for a lower-is-better metric (e.g. seconds): the sign flips.
+    low = frame(
+        rows("1", "L", "", [19.07, 19.17, 19.27], metric="time", higher=False, unit="s"),
+        rows("2", "L", "S", [23.71, 23.81, 23.91], metric="time", higher=False, unit="s"),
+    )
+    r = one(st.interference_ratios(low), case="2")
+    assert round(r["ir"], 3) == -0.242
+    assert r["ir_ci_low"] < r["ir"] < r["ir_ci_high"] < 0
+
+
+def test_ir_bootstrap_ci_reproducible_and_covers():
+    rng = np.random.default_rng(3)
+    df = frame(rows("1", "L", "", rng.normal(20, 1, 30)), rows("3a", "L", "S", rng.normal(16, 1, 30)))
+    a = st.interference_ratios(df)
+    b = st.interference_ratios(df.sample(frac=1, random_state=1))  # row order does not matter
+    pd.testing.assert_frame_equal(a, b)
+    r = one(a, case="3a")
+    assert r["ir"] == pytest.approx((r["mean"] - r["baseline_mean"]) / r["baseline_mean"])
+    assert r["ir_ci_low"] < r["ir"] < r["ir_ci_high"]
+    assert -0.26 < r["ir_ci_low"] and r["ir_ci_high"] < -0.14
+    assert r["ir_ci_method"] == "bootstrap_bca_2000" and r["reason"] == ""
+    # Another seed gives another (close) interval: the seed is really used.
+    c = one(st.interference_ratios(df, seed=7), case="3a")
+    assert c["ir_ci_low"] != r["ir_ci_low"] and c["ir_ci_low"] == pytest.approx(r["ir_ci_low"], abs=0.01)
+
+
+def test_ir_zero_variance_falls_back_to_percentile():
+    df = frame(rows("1", "L", "", [10.0] * 5), rows("2", "L", "S", [12.0] * 5))
+    r = one(st.interference_ratios(df), case="2")
+    assert r["ir"] == pytest.approx(0.2)
+    assert r["ir_ci_low"] == pytest.approx(0.2) and r["ir_ci_high"] == pytest.approx(0.2)
+    assert r["ir_ci_method"] == "bootstrap_percentile_2000"
+    assert "BCa" in r["reason"]
+
+
+def test_ir_degenerate_inputs():
+    df = frame(
+        rows("1", "L", "", [10, 11, 12]),
+        rows("2", "L", "S", [9]),  # one sample: IR but no CI
+        rows("3a", "L", "S", [None, None]),  # all failed
+        rows("2", "S", "L", [5, 6], metric="triad"),  # S has no case 1 at all
+        rows("1", "B", "", [None, None], metric="mb"),  # B's baseline all failed
+        rows("2", "B", "L", [1, 2], metric="mb"),
+    )
+    ir = st.interference_ratios(df)
+    r = one(ir, target="L", case="2")
+    assert r["ir"] == pytest.approx((9 - 11) / 11)
+    assert math.isnan(r["ir_ci_low"]) and math.isnan(r["ir_ci_high"]) and r["ir_ci_method"] == ""
+    assert "fewer than 2 samples" in r["reason"]
+    r = one(ir, target="L", case="3a")
+    assert math.isnan(r["ir"]) and r["reason"] == "no valid samples" and r["n"] == 0
+    r = one(ir, target="S")
+    assert math.isnan(r["ir"]) and r["reason"] == "no baseline" and math.isnan(r["baseline_mean"])
+    r = one(ir, target="B")
+    assert math.isnan(r["ir"]) and r["reason"] == "baseline has no valid samples"
+    assert list(ir.columns) == st.INTERFERENCE_COLUMNS
+
+
+def test_ir_baseline_per_host_and_runtime():
+    df = frame(
+        rows("1", "L", "", [10, 10.5], host="a"),
+        rows("1", "L", "", [20, 20.5], host="b"),
+        rows("2", "L", "L", [12, 12.5], host="a"),
+        rows("2", "L", "L", [12, 12.5], host="b"),
+    )
+    ir = st.interference_ratios(df)
+    assert one(ir, host="a")["baseline_mean"] == pytest.approx(10.25)
+    assert one(ir, host="b")["baseline_mean"] == pytest.approx(20.25)
+
+
+def test_self_pair_pools_both_members():
+    df = frame(
+        rows("1", "L", "", [10, 10]),
+        rows("3b", "L", "L", [8, 9], member=1),
+        rows("3b", "L", "L", [7, 8], member=2),
+    )
+    r = one(st.interference_ratios(df), case="3b")
+    assert r["n"] == 4 and r["mean"] == pytest.approx(8.0) and r["ir"] == pytest.approx(-0.2)
+
+
+def test_case_without_partner_data():
+    # Partner S ran in cases 2 and 3a only: no invented 3b row, posthoc compares 1, 2, 3a.
+    rng = np.random.default_rng(5)
+    df = frame(
+        rows("1", "L", "", rng.normal(10, 1, 8)),
+        *[
+            rows(c, "L", p, rng.normal(10, 1, 8))
+            for c in ["2", "3a", "3b"]
+            for p in ["L", "S"]
+            if not (c == "3b" and p == "S")
+        ],
+    )
+    ir = st.interference_ratios(df)
+    assert len(ir) == 5 and not ((ir["case"] == "3b") & (ir["partner"] == "S")).any()
+    ph = st.posthoc(df)
+    s_pairs = set(zip(ph.loc[ph.partner == "S", "group1"], ph.loc[ph.partner == "S", "group2"]))
+    assert s_pairs == {("1", "2"), ("1", "3a"), ("2", "3a")}
+    a = st.anova(df)
+    assert set(a["method"]) == {"anova2_no_interaction"}
+    assert "anova2 not estimable" in a["note"].iloc[0]
+
+
+# ------------------------------------------------------------------------------------- ANOVA
+
+
+def design(
+    case_means: dict, partners=("L", "S"), n=10, sd=1.0, seed=0, target="L", metric="gflops", dist="normal"
+):
+    rng = np.random.default_rng(seed)
+    groups = []
+    for case, mu in case_means.items():
+        for p in partners:
+            noise = rng.normal(0, sd, n) if dist == "normal" else rng.lognormal(0, 1.5, n)
+            groups.append(rows(case, target, p, mu + noise, metric=metric))
+    return frame(*groups)
+
+
+def test_anova_detects_strong_case_effect():
+    a = st.anova(design({"2": 0.0, "3a": 5.0, "3b": 10.0}))
+    case = one(a, term="case")
+    assert case["method"] == "anova2"
+    assert case["p"] < 0.01 and case["df"] == 2
+    assert case["partial_eta_sq"] > 0.9
+    assert set(a["term"]) >= {"case", "partner", "case:partner", "Residual"}
+    assert one(a, term="Residual")["df"] == 60 - 6
+    assert list(a.columns) == st.ANOVA_COLUMNS
+
+
+def test_anova_no_effect_no_huge_F():
+    a = st.anova(design({"2": 0.0, "3a": 0.0, "3b": 0.0}, seed=1))
+    case = one(a, term="case")
+    assert case["F"] < 10 and case["p"] > 0.01
+    assert 0 <= case["partial_eta_sq"] < 0.2
+    # Constant values: nothing to test, no F at all (not a huge ratio of rounding noise).
+    flat = st.anova(design({"2": 5.0, "3a": 5.0, "3b": 5.0}, sd=0.0))
+    assert list(flat["method"]) == ["not_testable"] and "identical" in flat["note"].iloc[0]
+    assert flat["F"].isna().all()
+
+
+def test_anova_one_way_matches_scipy():
+    df = design({"2": 0.0, "3a": 1.0, "3b": 2.0}, partners=("S",), n=6, seed=2)
+    a = st.anova(df)
+    case = one(a, term="case")
+    assert case["method"] == "anova1_case" and "only partner S" in case["note"]
+    groups = [g["value"].to_numpy() for _, g in df.groupby("case")]
+    f, p = stats.f_oneway(*groups)
+    assert case["F"] == pytest.approx(f) and case["p"] == pytest.approx(p)
+
+
+def test_anova_one_case_tests_partner():
+    df = design({"2": 0.0}, partners=("L", "S", "B"), n=5, seed=4)
+    assert set(st.anova(df)["method"]) <= {"anova1_partner", "kruskal"}
+    assert one(st.anova(df), method="anova1_partner", term="partner")["df"] == 2
+
+
+def test_anova_degenerate_inputs_have_notes():
+    df = frame(
+        rows("1", "L", "", [1, 2, 3]),  # only a baseline
+        rows("1", "S", "", [1, 2], metric="triad"),
+        rows("2", "S", "L", [4], metric="triad"),  # one sample
+        rows("2", "B", "L", [None, None], metric="mb"),  # all failed
+        rows("2", "Y", "L", [1, 2], metric="ops"),
+        rows("3a", "Y", "S", [3, 4], metric="ops"),
+    )
+    a = st.anova(df)
+    for target in ["L", "S", "B"]:
+        r = one(a, target=target)
+        assert r["method"] == "not_testable" and r["note"]
+    # Y: case and partner are confounded (2 <-> L, 3a <-> S): one-way, said so.
+    y = a[a.target == "Y"]
+    assert y["method"].iloc[0] == "anova1_case" and "not separable" in y["note"].iloc[0]
+    # Never an unexplained empty F or p.
+    missing = a["F"].isna() | a["p"].isna()
+    assert (a.loc[missing, "note"] != "").all()
+
+
+def test_kruskal_when_residuals_not_normal():
+    df = design({"2": 0.0, "3a": 3.0, "3b": 6.0}, n=15, dist="lognormal", seed=3)
+    a = st.anova(df)
+    assert one(a, term="case", method="anova2")["shapiro_p"] < 0.05
+    kw = one(a, method="kruskal")
+    groups = [g["value"].to_numpy() for _, g in df.groupby("case")]
+    h, p = stats.kruskal(*groups)
+    assert kw["term"] == "case" and kw["df"] == 2
+    assert kw["F"] == pytest.approx(h) and kw["p"] == pytest.approx(p) and kw["p"] < 0.01
+    # Normal residuals: no Kruskal-Wallis row.
+    normal = st.anova(design({"2": 0.0, "3a": 3.0, "3b": 6.0}, seed=8))
+    assert normal["shapiro_p"].iloc[0] >= 0.05 and "kruskal" not in set(normal["method"])
+
+
+# ------------------------------------------------------------------------------------ post hoc
+
+
+def tukey_data(seed=0, n=20):
+    rng = np.random.default_rng(seed)
+    return frame(
+        rows("1", "L", "", rng.normal(10, 1, n)),
+        *[
+            rows(c, "L", p, rng.normal(15 if c == "3b" else 10, 1, n))
+            for c in ["2", "3a", "3b"]
+            for p in ["L", "S"]
+        ],
+    )
+
+
+def test_tukey_finds_the_shifted_group():
+    ph = st.posthoc(tukey_data())
+    assert list(ph.columns) == st.POSTHOC_COLUMNS
+    assert len(ph) == 2 * 6  # 2 partners x C(4, 2)
+    for r in ph.itertuples():
+        assert r.reject == ("3b" in (r.group1, r.group2)), (r.partner, r.group1, r.group2)
+    r = one(ph, partner="L", group1="1", group2="3b")
+    assert r.meandiff == pytest.approx(5, abs=1) and r.ci_low < r.meandiff < r.ci_high
+    assert r.p_adj < 0.001
+
+
+def test_tukey_matches_statsmodels_pairwise_tukeyhsd():
+    df = tukey_data(seed=9, n=7)
+    df = df.drop(index=df.index[:3])  # unequal group sizes
+    ph = st.posthoc(df)
+    d = df[(df.case == "1") | (df.partner == "S")]
+    ref = pairwise_tukeyhsd(d["value"].to_numpy(), d["case"].to_numpy())
+    mine = ph[ph.partner == "S"]
+    np.testing.assert_allclose(mine["meandiff"], ref.meandiffs, rtol=1e-10)
+    np.testing.assert_allclose(mine["p_adj"], ref.pvalues, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(mine[["ci_low", "ci_high"]], ref.confint, rtol=1e-9)
+    assert list(mine["reject"]) == list(ref.reject)
+
+
+def test_tukey_q_crit_is_scipy_ppf():
+    for k, df in [(2, 3), (4, 20), (4, 4000), (3, 1e6), (120, 50)]:
+        assert st.tukey_q_crit(k, df) == pytest.approx(stats.studentized_range.ppf(0.95, k, df), rel=1e-9)
+
+
+def test_posthoc_degenerate_inputs():
+    df = frame(
+        rows("1", "L", "", [1, 2, 3]),
+        rows("2", "L", "S", [None, None]),  # partner all failed
+        rows("1", "S", "", [1, 2, 3], metric="triad"),  # only a baseline
+        rows("1", "B", "", [5, 5], metric="mb"),
+        rows("2", "B", "L", [7, 7], metric="mb"),
+    )
+    ph = st.posthoc(df)
+    r = one(ph, target="L")
+    assert r["partner"] == "S" and "fewer than 2 groups" in r["note"] and "case 2" in r["note"]
+    assert "no concurrent-case samples" in one(ph, target="S")["note"]
+    assert "zero within-group variance" in one(ph, target="B")["note"]
+    assert ph["p_adj"].isna().all()
+
+
+# ---------------------------------------------------------------------------- jobs, CLI, I/O
+
+
+def test_parallel_jobs_give_identical_results():
+    df = tukey_data(seed=4, n=10)
+    one_job, two_jobs = st.run_all(df, jobs=1), st.run_all(df, jobs=2)
+    for name in one_job:
+        pd.testing.assert_frame_equal(one_job[name], two_jobs[name])
+
+
+def write_tsv(df: pd.DataFrame, path: Path) -> None:
+    df.to_csv(path, sep="\t", index=False, na_rep="")
+
+
+def run_cli(tmp_path: Path, samples: Path) -> dict[str, Path]:
+    outs = {
+        name: tmp_path / "stats" / f"{name}.tsv" for name in ["summary", "interference", "anova", "posthoc"]
+    }
+    cmd = [sys.executable, "-m", "interference.statistics", "--samples", str(samples), "--n-resamples", "500"]
+    for name, path in outs.items():
+        cmd += [f"--{name}", str(path)]
+    env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"))
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return outs
+
+
+def test_cli_end_to_end(tmp_path):
+    df = tukey_data(seed=1, n=6)
+    df = pd.concat([df, frame(rows("2", "L", "S", [None]), rows("3a", "L", "L", [99], in_overlap=False))])
+    write_tsv(df, tmp_path / "samples.tsv")
+    outs = run_cli(tmp_path, tmp_path / "samples.tsv")
+    read = {
+        k: pd.read_csv(
+            p,
+            sep="\t",
+            dtype={"case": str, "partner": str, "group1": str, "group2": str},
+            keep_default_na=False,
+            na_values=[""],
+        )
+        for k, p in outs.items()
+    }
+    assert list(read["summary"].columns) == st.SUMMARY_COLUMNS
+    assert list(read["interference"].columns) == st.INTERFERENCE_COLUMNS
+    assert list(read["anova"].columns) == st.ANOVA_COLUMNS
+    assert list(read["posthoc"].columns) == st.POSTHOC_COLUMNS
+    s = read["summary"]
+    assert len(s) == 7 and set(s["case"]) == {"1", "2", "3a", "3b"}
+    r = s[(s.case == "2") & (s.partner == "S")].iloc[0]
+    assert r["n"] == 6 and r["n_excluded_failed"] == 1
+    assert s[(s.case == "3a") & (s.partner == "L")].iloc[0]["n_excluded_overlap"] == 1
+    i = read["interference"]
+    assert len(i) == 6 and i["ir"].notna().all() and (i["ir_ci_method"] == "bootstrap_bca_500").all()
+    assert len(read["posthoc"]) == 12 and "anova2" in set(read["anova"]["method"])
+
+
+def test_cli_header_only_input(tmp_path):
+    cols = list(frame(rows("1", "L", "", [1])).columns)
+    (tmp_path / "samples.tsv").write_text("\t".join(cols) + "\n")
+    outs = run_cli(tmp_path, tmp_path / "samples.tsv")
+    for name, path in outs.items():
+        assert path.read_text().count("\n") == 1, name  # header only
+
+
+def test_read_samples_keeps_ids_as_strings(tmp_path):
+    df = frame(rows("1", "NA", "", [1.5, None]), rows("3a", "NA", "NR", [2.0]))
+    write_tsv(df, tmp_path / "s.tsv")
+    back = st.read_samples(tmp_path / "s.tsv")
+    assert list(back["case"]) == ["1", "1", "3a"] and list(back["target"]) == ["NA"] * 3
+    assert list(back["partner"]) == ["", "", "NR"]
+    assert back["value"].isna().tolist() == [False, True, False]
+    s = st.summarize(back)
+    assert one(s, case="1")["n_excluded_failed"] == 1
