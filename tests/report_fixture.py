@@ -1,0 +1,262 @@
+"""A small synthetic stats set for the report, made the way the pipeline makes a real one.
+
+Synthetic meta.json files (three microservices: L for CPU, S for memory and a stand-in B for
+disk, all four cases, all pairs) -> interference.run_info (runs.tsv, environment.json); samples
+drawn from those runs' iterations -> interference.statistics (summary, interference, anova,
+posthoc). Some iterations fall outside the overlap, two fail, some groups vary by more than
+10 %, so every part of the report has something to show.
+
+  python tests/report_fixture.py OUT_DIR     writes OUT_DIR/{summary,interference,...}.tsv"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from interference import run_info, statistics
+
+HOST, RUNTIME = "fixturehost", "docker"
+MICROSERVICES = ["L", "S", "B"]
+METRICS = {
+    "L": [("gflops", "GFLOPS", True, 60.0)],
+    "S": [
+        ("copy", "MB/s", True, 45000.0),
+        ("scale", "MB/s", True, 44000.0),
+        ("add", "MB/s", True, 46000.0),
+        ("triad", "MB/s", True, 45500.0),
+    ],
+    "B": [
+        ("block_output", "KB/s", True, 280000.0),
+        ("block_input", "KB/s", True, 340000.0),
+        ("random_seeks", "seeks/s", True, 10500.0),
+    ],
+}
+# True IR of target beside partner, per case (the fixture's "physics").
+EFFECT = {
+    ("L", "L"): {"2": -0.30, "3a": -0.32, "3b": -0.15},
+    ("L", "S"): {"2": -0.22, "3a": -0.20, "3b": -0.05},
+    ("L", "B"): {"2": 0.05, "3a": -0.03, "3b": -0.12},
+    ("S", "S"): {"2": -0.55, "3a": -0.50, "3b": -0.06},
+    ("S", "L"): {"2": -0.60, "3a": -0.40, "3b": -0.01},
+    ("S", "B"): {"2": 0.01, "3a": -0.02, "3b": -0.03},
+    ("B", "B"): {"2": -0.55, "3a": -0.56, "3b": -0.52},
+    ("B", "L"): {"2": -0.10, "3a": -0.08, "3b": 0.02},
+    ("B", "S"): {"2": -0.07, "3a": -0.05, "3b": -0.04},
+}
+NOISE = {"L": 0.03, "S": 0.04, "B": 0.06}
+B_DECLARATION = {
+    "name": "Bonnie++",
+    "resource": "disk",
+    "tool": "bonnie++ (Debian package)",
+    "paper_tool": "Bonnie++ 1.03e",
+    "stand_in_reason": "synthetic fixture: a declared stand-in with its reason",
+    "metrics": [{"name": m, "unit": u, "higher_is_better": h} for m, u, h, _ in METRICS["B"]],
+    "parameters": {},
+    "server": False,
+    "in_config": True,
+}
+CONFIG = {
+    "host": HOST,
+    "runtimes": [RUNTIME],
+    "microservices": MICROSERVICES,
+    "cases": ["1", "2", "3a", "3b"],
+    "repetitions": 1,
+    "iterations": 12,
+    "window_s": {"2": 60, "3a": 60, "3b": 60},
+    "iteration_timeout_s": 300,
+    "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "2g"},
+    "sizes": {"L": {"n": 5000}, "S": {"array_elements": 20000000, "ntimes": 20}, "B": {}},
+    "base_image": "debian:bookworm-slim",
+}
+
+
+def limits(case: str, k: int) -> tuple[dict, dict]:
+    if case in ("2", "3a"):
+        return {"cpuset": None, "cpus": None, "memory": None}, {
+            "cpuset": "0-1",
+            "memory_max": "9223372036854771712",
+            "cpu_quota_us": "-1",
+            "cpu_period_us": "100000",
+            "nproc": "2",
+            "cgroup_version": "1",
+        }
+    core = str(k - 1)
+    return {"cpuset": core, "cpus": None, "memory": "2g"}, {
+        "cpuset": core,
+        "memory_max": str(2 * 1024**3),
+        "cpu_quota_us": "-1",
+        "cpu_period_us": "100000",
+        "nproc": "1",
+        "cgroup_version": "1",
+    }
+
+
+def make_metas(raw: Path, rng: np.random.Generator) -> list[Path]:
+    paths = []
+    t = 1_790_000_000.0
+    pairs = [(a, b) for i, a in enumerate(MICROSERVICES) for b in MICROSERVICES[i:]]
+    for case in ("1", "2", "3a", "3b"):
+        groups = [(m,) for m in MICROSERVICES] if case == "1" else pairs
+        for members in groups:
+            pair = "+".join(members)
+            started = t
+            n = CONFIG["iterations"] if case == "1" else int(rng.integers(14, 22))
+            mem, containers = [], []
+            overlap = None if case == "1" else {"start": t + 1, "end": t + 1 + n * 3, "window_s": 60}
+            for k, ms in enumerate(members, start=1):
+                req, back = limits(case, k)
+                its = []
+                for i in range(1, n + 1):
+                    s = t + 1 + (i - 1) * 3 + (0.2 if k == 2 else 0)
+                    status = "ok"
+                    if (case, pair, k, i) in {("3a", "L+B", 2, 5), ("2", "B+B", 1, 9)}:
+                        status = "exit 1"
+                    inside = case == "1" or i < n  # the last iteration overruns the overlap
+                    its.append(
+                        {
+                            "iteration": i,
+                            "start": s,
+                            "end": s + 2.5,
+                            "exit_code": 0 if status == "ok" else 1,
+                            "status": status,
+                            "in_overlap": inside,
+                            "stdout": f"member{k}-{ms}/iter{i:04d}.out",
+                            "stderr": f"member{k}-{ms}/iter{i:04d}.err",
+                        }
+                    )
+                mem.append(
+                    {
+                        "member": k,
+                        "microservice": ms,
+                        "dir": f"member{k}-{ms}",
+                        "limits_read_back": back,
+                        "iterations": its,
+                    }
+                )
+                if case != "2" or k == 1:
+                    containers.append(
+                        {
+                            "name": f"c{k}",
+                            "role": "member1+member2" if case == "2" else f"member{k}",
+                            "limits_requested": req,
+                        }
+                    )
+            t += 5 + n * 3
+            meta = {
+                "settings": {
+                    "host": HOST,
+                    "runtime": RUNTIME,
+                    "case": case,
+                    "pair": pair,
+                    "repetition": 1,
+                    **({"iterations": n} if case == "1" else {"window_s": 60}),
+                },
+                "run_id": f"fixture{len(paths):04d}",
+                "host_info": {
+                    "hostname": HOST,
+                    "cpu_model": "Fixture CPU @ 2.30GHz",
+                    "cores": 2,
+                    "memory_bytes": 4 * 1024**3,
+                    "kernel": "6.1.0-fixture",
+                    "os": "Linux-6.1.0-fixture-x86_64",
+                    "loadavg_before": [0.12, 0.1, 0.05],
+                },
+                "runtime_info": {
+                    "runtime": RUNTIME,
+                    "engine": "Docker Engine",
+                    "version": "20.10.24",
+                    "cgroup_version": "1",
+                    "cgroup_driver": "cgroupfs",
+                    "storage_driver": "overlay2",
+                    "kernel": "6.1.0-fixture",
+                    "os": "Debian GNU/Linux 12 (bookworm)",
+                },
+                "started": started,
+                "finished": t,
+                "overlap": overlap,
+                "members": mem,
+                "containers": containers,
+                "events": [],
+                "n_iterations": sum(len(m["iterations"]) for m in mem),
+                "n_failed": sum(it["status"] != "ok" for m in mem for it in m["iterations"]),
+            }
+            p = raw / f"case{case}" / pair / "rep1" / "meta.json"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(json.dumps(meta))
+            paths.append(p)
+    return paths
+
+
+def samples_of(metas: list[Path], rng: np.random.Generator) -> pd.DataFrame:
+    rows = []
+    for p in metas:
+        meta = json.loads(p.read_text())
+        s = meta["settings"]
+        members = [m["microservice"] for m in meta["members"]]
+        for k, m in enumerate(meta["members"]):
+            target = m["microservice"]
+            partner = members[1 - k] if len(members) == 2 else ""
+            effect = 0.0 if s["case"] == "1" else EFFECT[(target, partner)][s["case"]]
+            noise = NOISE[target] * (4 if (s["case"], target, partner) == ("3a", "S", "S") else 1)
+            for it in m["iterations"]:
+                for metric, unit, hib, base in METRICS[target]:
+                    ok = it["status"] == "ok"
+                    value = base * (1 + effect) * (1 + noise * rng.standard_normal()) if ok else None
+                    rows.append(
+                        {
+                            "host": s["host"],
+                            "runtime": s["runtime"],
+                            "case": s["case"],
+                            "target": target,
+                            "partner": partner,
+                            "repetition": 1,
+                            "member": m["member"],
+                            "iteration": it["iteration"],
+                            "metric": metric,
+                            "value": value,
+                            "unit": unit,
+                            "higher_is_better": hib,
+                            "start": it["start"],
+                            "end": it["end"],
+                            "in_overlap": it["in_overlap"],
+                            "status": it["status"],
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def make_fixture(out: Path, n_resamples: int = 400) -> Path:
+    """Write the stats set to out/ and return out."""
+    out = Path(out)
+    rng = np.random.default_rng(20240601)
+    metas = make_metas(out / "raw", rng)
+    runs = run_info.runs_table(metas)
+    env = run_info.environment(metas, [], CONFIG, [])
+    env["microservices"] = {k: v for k, v in env["microservices"].items() if k in MICROSERVICES}
+    for v in env["microservices"].values():
+        v["in_config"] = True
+    env["microservices"]["B"] = B_DECLARATION
+    env["images"] = [
+        {
+            "image": ms,
+            "runtime": RUNTIME,
+            "ref": f"interference/{ms.lower()}:fixture",
+            "id": "sha256:" + f"{i:02d}" * 32,
+            "tool_versions": {"gcc": "4:12.2.0-3"},
+            "built_on": "interference/base:fixture",
+        }
+        for i, ms in enumerate(MICROSERVICES)
+    ]
+    runs.to_csv(out / "runs.tsv", sep="\t", index=False, float_format="%.6f")
+    (out / "environment.json").write_text(json.dumps(env, indent=1))
+    samples = samples_of(metas, rng)
+    for name, df in statistics.run_all(samples, n_resamples=n_resamples).items():
+        statistics.write(df, out / f"{name}.tsv")
+    return out
+
+
+if __name__ == "__main__":
+    print(make_fixture(Path(sys.argv[1])))

@@ -1,0 +1,112 @@
+"""The report rule on a real tiny pipeline: `snakemake report/paper.html` builds everything
+once; afterwards an edit of the report source alone reruns the report rule only (no
+benchmark, parse or statistics job) and renders in under a minute.
+
+It runs a copy of the workflow's sources (so the edit touches no file of the checkout) on a
+fresh work directory; the images are the checkout's (same build inputs, same tags)."""
+
+import json
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, SNAKEMAKE, requires_engine
+
+pytestmark = [pytest.mark.integration, requires_engine]
+
+TINY = {
+    "host": "reporthost",
+    "microservices": ["L", "S"],
+    "cases": ["1", "2", "3b"],
+    "iterations": 2,
+    "window_s": {"2": 4, "3b": 4},
+    "iteration_timeout_s": 60,
+    "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
+    "sizes": {"L": {"n": 800}, "S": {"array_elements": 2000000, "ntimes": 3}},
+}
+
+
+SOURCES = ["Snakefile", "workflow", "scripts", "containers", "config", "report"]
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    snakefile = workdir.parent / "src" / "Snakefile"
+    r = subprocess.run(
+        [
+            SNAKEMAKE,
+            "-s",
+            str(snakefile),
+            "-d",
+            str(workdir),
+            *args,
+            "--configfile",
+            str(workdir / "tiny.yaml"),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+def planned_jobs(dry_run_output: str) -> dict[str, int]:
+    """The 'Job stats' table of a dry run: rule -> count ({} when nothing is to be done)."""
+    if "Job stats:" not in dry_run_output:
+        return {}
+    table = dry_run_output.split("Job stats:")[1].split("total")[0]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, flags=re.MULTILINE)}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report-pipeline")
+    (root / "src").mkdir()
+    for name in SOURCES:
+        src = REPO / name
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "paper.html", "paper_files", "*.ipynb")
+        if src.is_dir():
+            shutil.copytree(src, root / "src" / name, ignore=ignore)
+        else:
+            shutil.copy2(src, root / "src" / name)
+    wd = root / "work"
+    wd.mkdir()
+    (wd / "tiny.yaml").write_text(yaml.safe_dump(TINY))
+    snakemake(wd, "--cores", "2", "report/paper.html")
+    return wd
+
+
+def test_run_info_collects_every_run(workdir):
+    runs = pd.read_csv(workdir / "results/stats/runs.tsv", sep="\t", dtype=str, keep_default_na=False)
+    assert len(runs) == 2 + 2 * 3  # L, S alone; L+L, L+S, S+S in Cases 2 and 3b
+    limited = runs[runs["case"] == "3b"]
+    assert set(limited["member1_limits_match"]) == {"yes"} and set(limited["member2_limits_match"]) == {"yes"}
+    env = json.loads((workdir / "results/stats/environment.json").read_text())
+    assert env["config"]["host"] == "reporthost" and len(env["config_sha256"]) == 64
+    assert env["engines"]["docker"]["cgroup_version"] in ("1", "2")
+    assert {i["image"] for i in env["images"]} == {"base", "L", "S", "L+S"}
+
+
+def test_report_names_this_run(workdir):
+    html = (workdir / "report/paper.html").read_text()
+    assert "reporthost" in html and "Rendered" in html
+
+
+def test_changing_the_report_source_reruns_only_the_report_quickly(workdir):
+    qmd = workdir.parent / "src" / "report" / "paper.qmd"
+    qmd.write_text(qmd.read_text() + "\nAn edited sentence.\n")  # an edit of the report source
+    dry = snakemake(workdir, "-n", "report/paper.html")
+    assert planned_jobs(dry.stdout) == {"report": 1}, dry.stdout[-2000:]
+    t0 = time.perf_counter()
+    snakemake(workdir, "--cores", "1", "report/paper.html")
+    seconds = time.perf_counter() - t0
+    assert seconds < 60, f"re-rendering took {seconds:.1f} s"
+    assert "An edited sentence." in (workdir / "report/paper.html").read_text()
+    print(f"re-render after an edit of the report source: {seconds:.1f} s")
+    assert planned_jobs(snakemake(workdir, "-n", "report/paper.html").stdout) == {}
