@@ -93,9 +93,35 @@ def validate(config: dict, source: str = "config") -> dict:
             f"containers to disjoint cores and this host has {os.cpu_count()}; use at most "
             f"{os.cpu_count() // 2} or limits.cpu_mode: quota."
         )
+    if "B" in config["microservices"]:
+        _check_bonnie(config["sizes"]["B"], limits["memory"], source)
     if config["host"] is None:
         config["host"] = socket.gethostname().split(".")[0]
     return config
+
+
+def memory_mib(text: str) -> float:
+    """A docker memory value (512m, 2g, 1073741824) in MiB."""
+    scale = {"k": 1 / 1024, "m": 1, "g": 1024}
+    unit = text[-1].lower()
+    return float(text[:-1]) * scale[unit] if unit in scale else float(text) / 1024**2
+
+
+def _check_bonnie(sizes: dict, memory: str, source: str) -> None:
+    """The papers' rule: Bonnie++'s data set is at least twice the container's memory, so
+    the page cache cannot hold it (bonnie++ itself refuses less than twice its -r)."""
+    if sizes["file_size_mb"] < 2 * sizes["ram_mb"]:
+        raise ConfigError(
+            f"{source} is invalid: key sizes.B.file_size_mb has the value {sizes['file_size_mb']}, but "
+            f"bonnie++ refuses a data set under twice sizes.B.ram_mb ({sizes['ram_mb']}); "
+            f"use at least {2 * sizes['ram_mb']}."
+        )
+    if sizes["ram_mb"] < memory_mib(memory):
+        raise ConfigError(
+            f"{source} is invalid: key sizes.B.ram_mb has the value {sizes['ram_mb']}, below limits.memory "
+            f"({memory} = {memory_mib(memory):g} MiB): the papers' rule is a Bonnie++ data set of at least "
+            f"twice the container's memory; use sizes.B.ram_mb >= {memory_mib(memory):g}."
+        )
 
 
 def load(path: str | Path) -> dict:

@@ -64,8 +64,12 @@ def parse_run(meta_path: Path) -> pd.DataFrame:
             if status != "ok":
                 log.warning("%s: %s", raw_dir / it["stdout"], status)
             for metric in target.metrics:
-                value = values.get(metric.name)
-                if status == "ok" and value is None:
+                value, row_status = values.get(metric.name), status
+                if isinstance(value, parsers.ParseError):  # this metric alone failed
+                    value, row_status = None, str(value)
+                    log.warning("%s: %s", raw_dir / it["stdout"], row_status)
+                elif status == "ok" and value is None:
+                    row_status = "metric missing"
                     log.warning("%s: metric %s missing", raw_dir / it["stdout"], metric.name)
                 rows.append(
                     {
@@ -84,7 +88,7 @@ def parse_run(meta_path: Path) -> pd.DataFrame:
                         "start": it["start"],
                         "end": it["end"],
                         "in_overlap": it["in_overlap"],
-                        "status": status if value is not None or status != "ok" else "metric missing",
+                        "status": row_status,
                     }
                 )
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,5 +1,7 @@
 """One parser per microservice: parsers/<name>.py defines parse(stdout, stderr) that returns
-{metric: value} or raises ParseError whose text becomes the sample's status."""
+{metric: value} or raises ParseError whose text becomes the status of every metric's row.
+A failure of one metric only (bonnie++'s +++++ for one test) maps that metric to a
+ParseError instead of a number: its row gets the status, the other metrics keep their values."""
 
 import importlib
 
