@@ -1,5 +1,7 @@
 """Shared test helpers: the repository root and a check for a running engine."""
 
+import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -31,3 +33,10 @@ def leftover_containers() -> list[str]:
         check=True,
     )
     return r.stdout.split()
+
+
+def start_run_case(settings: dict, images, meta) -> subprocess.Popen:
+    """The case runner's CLI as the run_case rule calls it, in the background."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "scripts")}
+    argv = ["-m", "interference.run_case", "--settings", json.dumps(settings), "--images", *map(str, images)]
+    return subprocess.Popen([__import__("sys").executable, *argv, "--meta", str(meta)], env=env)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import REPO, leftover_containers, requires_engine
+from conftest import REPO, leftover_containers, requires_engine, start_run_case
 from interference.parse_run import parse_run
 
 pytestmark = [pytest.mark.integration, requires_engine]
@@ -69,15 +69,7 @@ def run(images: Path, meta: Path, case: str, pair: str, image_names: list[str], 
         "sizes": {m: SIZES[m] for m in pair.split("+")},
         **extra,
     }
-    python_m(
-        "interference.run_case",
-        "--settings",
-        json.dumps(settings),
-        "--images",
-        *[str(images / f"{n}.json") for n in image_names],
-        "--meta",
-        str(meta),
-    )
+    assert start_run_case(settings, [images / f"{n}.json" for n in image_names], meta).wait(900) == 0
     return json.loads(meta.read_text())
 
 

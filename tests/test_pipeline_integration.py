@@ -3,10 +3,8 @@ real cgroup limits, artifacts checked, one case forced to rerun alone, failures 
 and nothing left behind."""
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine
+from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, start_run_case
 
 pytestmark = [pytest.mark.integration, requires_engine]
 
@@ -149,25 +147,6 @@ def test_forcing_one_case_reruns_exactly_that_run(workdir):
     assert changed == [target]
 
 
-def run_case_cli(workdir, settings, images, meta, **kw):
-    env = {**os.environ, "PYTHONPATH": str(REPO / "scripts")}
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "interference.run_case",
-            "--settings",
-            json.dumps(settings),
-            "--images",
-            *map(str, images),
-            "--meta",
-            str(meta),
-        ],
-        env=env,
-        **kw,
-    )
-
-
 def settings(case, pair, **extra):
     s = {
         "host": "testhost",
@@ -186,13 +165,13 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
     images = workdir / "results/images/docker"
     # STREAM with 200 M elements (4.8 GB) in a 1 GB container: killed by the OOM killer.
     crash = settings("1", "S", iterations=2, sizes={"S": {"array_elements": 200_000_000, "ntimes": 3}})
-    assert run_case_cli(workdir, crash, [images / "S.json"], tmp_path / "crash/meta.json").wait() == 0
+    assert start_run_case(crash, [images / "S.json"], tmp_path / "crash/meta.json").wait() == 0
     meta = json.loads((tmp_path / "crash/meta.json").read_text())
     assert meta["n_failed"] == 2
     assert all(i["status"] != "ok" for i in meta["members"][0]["iterations"])
     # Linpack N = 6000 cannot finish in 1 s: the iteration is killed and recorded as a timeout.
     hang = settings("1", "L", iterations=1, iteration_timeout_s=1, sizes={"L": {"n": 6000}})
-    assert run_case_cli(workdir, hang, [images / "L.json"], tmp_path / "hang/meta.json").wait() == 0
+    assert start_run_case(hang, [images / "L.json"], tmp_path / "hang/meta.json").wait() == 0
     meta = json.loads((tmp_path / "hang/meta.json").read_text())
     assert [i["status"] for i in meta["members"][0]["iterations"]] == ["timeout"]
     assert leftover_containers() == []
@@ -206,9 +185,7 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
 def test_sigterm_removes_every_container(workdir, tmp_path):
     images = workdir / "results/images/docker"
     meta = tmp_path / "term/meta.json"
-    proc = run_case_cli(
-        workdir, settings("3b", "L+S", window_s=120), [images / "L.json", images / "S.json"], meta
-    )
+    proc = start_run_case(settings("3b", "L+S", window_s=120), [images / "L.json", images / "S.json"], meta)
     deadline = time.time() + 60
     while len(leftover_containers()) < 2 and time.time() < deadline:
         time.sleep(0.5)
