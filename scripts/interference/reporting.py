@@ -223,6 +223,13 @@ def pct(x, digits: int = 1, sign: bool = True) -> str:
     return s.replace("-", "\u2212")
 
 
+def mark_missing(ax, xs, values) -> None:
+    """Write "no data" where a bar has no value, so that it is not read as a zero."""
+    for x, v in zip(xs, values):
+        if not np.isfinite(v):
+            ax.text(x, 0, "no data", rotation=90, ha="center", va="bottom", fontsize=7, color="#777777")
+
+
 def ir_str(x) -> str:
     return "–" if not is_num(x) else f"{float(x):+.3f}".replace("-", "\u2212")
 
@@ -1113,6 +1120,7 @@ class Report:
             ax.errorbar(
                 xs, np.nan_to_num(means), yerr=err, fmt="none", ecolor="#222222", elinewidth=1, capsize=3
             )
+            mark_missing(ax, xs, means)
             base = [r["mean"] for r in rows if r["case"] == "1"]
             if base and is_num(base[0]):
                 ax.axhline(base[0], color="#444444", linestyle="--", linewidth=0.9, zorder=3)
@@ -1162,6 +1170,7 @@ class Report:
             colors = [CASE_COLOR.get(r["case"], "#999999") for r in rows]
             ax.bar(xs, np.nan_to_num(v), color=colors, width=0.8, edgecolor="white", linewidth=0.5)
             ax.errorbar(xs, np.nan_to_num(v), yerr=err, fmt="none", ecolor="#222222", elinewidth=1, capsize=3)
+            mark_missing(ax, xs, v)
             ax.axhline(0, color="#222222", linewidth=0.8)
             self._case_axis(ax, xs, blocks, [f"+{r['partner']}" for r in rows])
             ax.set_ylabel("IR (% of baseline)")
@@ -1173,7 +1182,8 @@ class Report:
         caption = (
             f"Interference ratio of {esc(self.name(target))} ({esc(target)}){esc(setup)} beside each partner, per case, "
             f"in percent of its Case 1 baseline: IR = (μ<sub>i</sub> − μ)/μ, sign reversed when lower is better; "
-            f"below zero = degradation. Error bars: 95 % bootstrap interval."
+            f"below zero = degradation. Error bars: 95 % bootstrap interval; “no data”: no valid sample "
+            f"(see Data quality)."
         )
         return self.figure(
             fig, caption, alt=f"Bar chart of {self.name(target)} interference ratios per case and partner"
