@@ -5,10 +5,14 @@
 # With --browser it also installs Chromium (the report test opens the HTML in it).
 set -eu
 need_pkgs=""
-command -v docker >/dev/null 2>&1 || need_pkgs="$need_pkgs docker.io"
+# A docker client alone is not enough: without a running engine, dockerd must be installed.
+if ! docker info >/dev/null 2>&1 && ! command -v dockerd >/dev/null 2>&1; then
+  need_pkgs="$need_pkgs docker.io"
+fi
 command -v debootstrap >/dev/null 2>&1 || need_pkgs="$need_pkgs debootstrap"
 if [ "${1:-}" = "--browser" ]; then
-  command -v chromium >/dev/null 2>&1 || need_pkgs="$need_pkgs chromium"
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
+    command -v google-chrome >/dev/null 2>&1 || need_pkgs="$need_pkgs chromium"
 fi
 if [ -n "$need_pkgs" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
