@@ -28,8 +28,10 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-CASES = ("1", "2", "3a", "3b")
-CONCURRENT = ("2", "3a", "3b")
+from interference.cases import CASES
+from interference.cases import CONCURRENT_CASES as CONCURRENT
+from interference.statistics import NUMERIC_COLUMNS
+
 CASE_NAME = {c: f"Case {c}" for c in CASES}
 CASE_PLACEMENT = {
     "1": "one microservice alone in one container, with cgroup limits (the baseline)",
@@ -57,23 +59,7 @@ ETA_BANDS = ((0.14, "large"), (0.06, "medium"), (0.01, "small"), (0.0, "negligib
 
 STATS_FILES = ("summary", "interference", "anova", "posthoc")
 NUMERIC = {
-    "summary": [
-        "n",
-        "mean",
-        "median",
-        "trimmed_mean",
-        "min",
-        "max",
-        "sd",
-        "cv",
-        "ci_low",
-        "ci_high",
-        "n_excluded_overlap",
-        "n_excluded_failed",
-    ],
-    "interference": ["mean", "baseline_mean", "n", "baseline_n", "ir", "ir_ci_low", "ir_ci_high"],
-    "anova": ["df", "sum_sq", "F", "p", "partial_eta_sq", "shapiro_p"],
-    "posthoc": ["meandiff", "p_adj", "ci_low", "ci_high"],
+    **NUMERIC_COLUMNS,  # the statistics outputs, as interference.statistics declares them
     "runs": [
         "repetition",
         "started",

@@ -87,6 +87,29 @@ POSTHOC_COLUMNS = FAMILY + [
     "reject",
     "note",
 ]
+# The number columns of each output, for readers of these files (the report).
+_TEXT = set(GROUP + FAMILY) | {
+    "unit",
+    "higher_is_better",
+    "ci_method",
+    "ir_ci_method",
+    "reason",
+    "note",
+    "method",
+    "term",
+    "group1",
+    "group2",
+    "reject",
+}
+NUMERIC_COLUMNS = {
+    name: [c for c in columns if c not in _TEXT]
+    for name, columns in [
+        ("summary", SUMMARY_COLUMNS),
+        ("interference", INTERFERENCE_COLUMNS),
+        ("anova", ANOVA_COLUMNS),
+        ("posthoc", POSTHOC_COLUMNS),
+    ]
+}
 TERM_NAMES = {"C(case)": "case", "C(partner)": "partner", "C(case):C(partner)": "case:partner"}
 
 log = logging.getLogger("statistics")
