@@ -40,3 +40,18 @@ def start_run_case(settings: dict, images, meta) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO / "scripts")}
     argv = ["-m", "interference.run_case", "--settings", json.dumps(settings), "--images", *map(str, images)]
     return subprocess.Popen([__import__("sys").executable, *argv, "--meta", str(meta)], env=env)
+
+
+def run_settings(case: str, pair: str, limits: dict, sizes: dict, **extra) -> dict:
+    """What the run_case rule passes to the runner (see run_settings in common.smk)."""
+    base = {
+        "host": "testhost",
+        "runtime": "docker",
+        "case": case,
+        "pair": pair,
+        "repetition": 1,
+        "iteration_timeout_s": 60,
+        "limits": limits,
+        "sizes": sizes,
+    }
+    return {**base, **extra}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import REPO, leftover_containers, requires_engine, start_run_case
+from conftest import REPO, leftover_containers, requires_engine, run_settings, start_run_case
 from interference.parse_run import parse_run
 
 pytestmark = [pytest.mark.integration, requires_engine]
@@ -58,17 +58,7 @@ def images(tmp_path_factory) -> Path:
 
 
 def run(images: Path, meta: Path, case: str, pair: str, image_names: list[str], **extra) -> dict:
-    settings = {
-        "host": "testhost",
-        "runtime": "docker",
-        "case": case,
-        "pair": pair,
-        "repetition": 1,
-        "iteration_timeout_s": 60,
-        "limits": LIMITS,
-        "sizes": {m: SIZES[m] for m in pair.split("+")},
-        **extra,
-    }
+    settings = run_settings(case, pair, LIMITS, {m: SIZES[m] for m in pair.split("+")}, **extra)
     assert start_run_case(settings, [images / f"{n}.json" for n in image_names], meta).wait(900) == 0
     return json.loads(meta.read_text())
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, start_run_case
+from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, run_settings, start_run_case
 
 pytestmark = [pytest.mark.integration, requires_engine]
 
@@ -148,17 +148,7 @@ def test_forcing_one_case_reruns_exactly_that_run(workdir):
 
 
 def settings(case, pair, **extra):
-    s = {
-        "host": "testhost",
-        "runtime": "docker",
-        "case": case,
-        "pair": pair,
-        "repetition": 1,
-        "iteration_timeout_s": 60,
-        "limits": TINY["limits"],
-        "sizes": TINY["sizes"],
-    }
-    return {**s, **extra}
+    return run_settings(case, pair, **{"limits": TINY["limits"], "sizes": TINY["sizes"], **extra})
 
 
 def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):

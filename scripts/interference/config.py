@@ -4,7 +4,6 @@ runtimes this checkout declares. Errors name the key and the bad value, in one p
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import socket
@@ -132,8 +131,3 @@ def load(path: str | Path) -> dict:
     except yaml.YAMLError as e:
         raise ConfigError(f"{path} is not valid YAML, so nothing was built or run: {e}") from None
     return validate(raw, source=str(path))
-
-
-def digest(obj) -> str:
-    """A stable short hash of a JSON-able value (config hashes in meta.json and the report)."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]

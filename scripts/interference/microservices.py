@@ -42,12 +42,6 @@ class Microservice:
         """Environment variables that carry this microservice's workload size."""
         return {spec["env"]: str(sizes[key]) for key, spec in self.parameters.items()}
 
-    def metric(self, name: str) -> Metric:
-        for m in self.metrics:
-            if m.name == name:
-                return m
-        raise KeyError(f"{self.id} has no metric {name!r}")
-
 
 def _load(path: Path) -> Microservice:
     d = yaml.safe_load(path.read_text())

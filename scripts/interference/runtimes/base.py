@@ -43,10 +43,6 @@ class ContainerRuntime(abc.ABC):
         """The id of a local image, or None when absent."""
 
     @abc.abstractmethod
-    def image_labels(self, ref: str) -> dict:
-        """Labels of a local image ({} when absent)."""
-
-    @abc.abstractmethod
     def pull(self, ref: str, log: Path) -> bool:
         """Try to pull an image; False when no registry serves it."""
 

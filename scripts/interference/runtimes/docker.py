@@ -64,10 +64,6 @@ class DockerRuntime(ContainerRuntime):
         d = self._inspect_image(ref)
         return d["Id"] if d else None
 
-    def image_labels(self, ref: str) -> dict:
-        d = self._inspect_image(ref)
-        return (d or {}).get("Config", {}).get("Labels") or {}
-
     def pull(self, ref: str, log: Path) -> bool:
         r = self._cli("pull", ref, check=False, timeout=600)
         with open(log, "a") as f:
