@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 sm() { .venv/bin/snakemake -s Snakefile -d "$work" --cores 1 "$@" --quiet all --configfile "$cfg"; }
 images=$(.venv/bin/python -c "
 import sys; sys.path.insert(0, 'scripts')
-from interference.config import load; from interference.cases import images_needed
+from interference.config import load; from interference.studies.pairs.cases import images_needed
 print(' '.join(f'results/images/docker/{n}.json' for n in images_needed(load('$cfg'))))")
 docker images --format '{{.Repository}}:{{.Tag}}' | grep -E '^interference/' | xargs -r docker rmi -f >/dev/null || true
 base=$(.venv/bin/python -c "import sys; sys.path.insert(0,'scripts'); from interference.config import load; print(load('$cfg')['base_image'])")

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from interference import statistics
+from interference.studies.pairs import statistics
 
 TARGETS = {
     "L": [("gflops", "GFLOPS", True, 20.0)],

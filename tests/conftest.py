@@ -38,7 +38,14 @@ def leftover_containers() -> list[str]:
 def start_run_case(settings: dict, images, meta) -> subprocess.Popen:
     """The case runner's CLI as the run_case rule calls it, in the background."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "scripts")}
-    argv = ["-m", "interference.run_case", "--settings", json.dumps(settings), "--images", *map(str, images)]
+    argv = [
+        "-m",
+        "interference.studies.pairs.execute",
+        "--settings",
+        json.dumps(settings),
+        "--images",
+        *map(str, images),
+    ]
     return subprocess.Popen([__import__("sys").executable, *argv, "--meta", str(meta)], env=env)
 
 

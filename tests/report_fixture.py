@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from interference import run_info, statistics
+from interference import run_info
+from interference.studies.pairs import statistics
 
 HOST, RUNTIME = "fixturehost", "docker"
 MICROSERVICES = ["L", "S", "B"]

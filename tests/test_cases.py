@@ -2,9 +2,9 @@
 
 import pytest
 
-from interference import cases
+from interference.studies.pairs import cases
 from interference.config import validate
-from interference.run_case import loop_command, read_iterations, status_of
+from interference.studies.pairs.execute import loop_command, read_iterations, status_of
 from interference.runtimes import ContainerSpec
 from interference.runtimes.docker import DockerRuntime
 
@@ -145,7 +145,7 @@ def test_unreachable_engine_says_which_and_how_to_start(monkeypatch):
 
 
 def test_run_case_cli_fails_cleanly_without_engine(tmp_path, monkeypatch, capsys):
-    from interference import run_case
+    from interference.studies.pairs import execute as run_case
 
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     img = tmp_path / "L.json"

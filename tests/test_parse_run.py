@@ -5,7 +5,7 @@ import json
 import shutil
 
 from conftest import REPO
-from interference.parse_run import COLUMNS, parse_run
+from interference.studies.pairs.parse import COLUMNS, parse_run
 
 FIXTURES = REPO / "tests" / "fixtures"
 

@@ -166,7 +166,7 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
     assert [i["status"] for i in meta["members"][0]["iterations"]] == ["timeout"]
     assert leftover_containers() == []
     # The parser turns them into rows with a status and no value.
-    from interference.parse_run import parse_run
+    from interference.studies.pairs.parse import parse_run
 
     rows = parse_run(tmp_path / "crash/meta.json")
     assert rows["value"].isna().all() and (rows["status"] != "ok").all()

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
-from interference import render_report, reporting, run_info
+from interference import render_report, run_info
+from interference.studies.pairs import report as reporting
 from report_fixture import make_fixture
 
 PUBLISHED = REPO / "tests" / "fixtures" / "published"

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
-from interference import statistics as st
+from interference.studies.pairs import statistics as st
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -452,7 +452,15 @@ def run_cli(tmp_path: Path, samples: Path) -> dict[str, Path]:
     outs = {
         name: tmp_path / "stats" / f"{name}.tsv" for name in ["summary", "interference", "anova", "posthoc"]
     }
-    cmd = [sys.executable, "-m", "interference.statistics", "--samples", str(samples), "--n-resamples", "500"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "interference.studies.pairs.statistics",
+        "--samples",
+        str(samples),
+        "--n-resamples",
+        "500",
+    ]
     for name, path in outs.items():
         cmd += [f"--{name}", str(path)]
     env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"))

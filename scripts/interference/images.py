@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from interference import REPO_ROOT, runtimes
-from interference.cases import members_of
+from interference.studies.pairs.cases import members_of
 from interference.locks import measurement_lock
 from interference.microservices import registry
 

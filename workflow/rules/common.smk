@@ -16,7 +16,7 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _prefix += f"export PATH={os.path.dirname(sys.executable)}:$PATH; "
 shell.prefix(_prefix)
 
-from interference import cases as case_matrix
+from interference.studies.pairs import cases as case_matrix
 from interference.config import ConfigError, validate
 from interference.microservices import registry
 

@@ -11,7 +11,7 @@ rule parse_run:
     conda:
         "../envs/parse.yaml"
     shell:
-        "python -m interference.parse_run {input.meta} {output.samples} > {log} 2>&1"
+        "python -m interference.studies.pairs.parse {input.meta} {output.samples} > {log} 2>&1"
 
 
 rule merge_samples:
@@ -24,4 +24,4 @@ rule merge_samples:
     conda:
         "../envs/parse.yaml"
     shell:
-        "python -m interference.parse_run --merge {output.samples} {input.runs} > {log} 2>&1"
+        "python -m interference.studies.pairs.parse --merge {output.samples} {input.runs} > {log} 2>&1"

@@ -17,5 +17,5 @@ rule run_case:
     params:
         settings=run_settings,
     shell:
-        "python -m interference.run_case --settings {params.settings:q} "
+        "python -m interference.studies.pairs.execute --settings {params.settings:q} "
         "--images {input.images} --meta {output.meta} > {log} 2>&1"

@@ -18,6 +18,6 @@ rule statistics:
     # Snakemake scales threads down to --cores; this runs after every measurement has finished.
     threads: 4
     shell:
-        "python -m interference.statistics --samples {input.samples} "
+        "python -m interference.studies.pairs.statistics --samples {input.samples} "
         "--summary {output.summary} --interference {output.interference} "
         "--anova {output.anova} --posthoc {output.posthoc} --jobs {threads} > {log} 2>&1"

@@ -6,7 +6,7 @@ a limited container) is the baseline of every concurrent case (2, 3a, 3b) of the
 runtime, target and metric. A statistic that cannot be computed is left empty and the row says
 why (note / reason): never a crash, never an unexplained NaN.
 
-  python -m interference.statistics --samples results/parsed/samples.tsv \\
+  python -m interference.studies.pairs.statistics --samples results/parsed/samples.tsv \\
       --summary S.tsv --interference I.tsv --anova A.tsv --posthoc P.tsv"""
 
 from __future__ import annotations
@@ -636,7 +636,7 @@ def write(df: pd.DataFrame, path: Path) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m interference.statistics",
+        prog="python -m interference.studies.pairs.statistics",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

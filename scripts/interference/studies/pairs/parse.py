@@ -5,8 +5,8 @@ unit, higher_is_better, start, end, in_overlap, status. A failed iteration or an
 output becomes rows with an empty value and a status saying what went wrong, and a log line
 naming the file: never a silent number, never a crash of the whole parse.
 
-  python -m interference.parse_run META.json OUT.tsv          one run
-  python -m interference.parse_run --merge OUT.tsv IN.tsv...   the union of all runs"""
+  python -m interference.studies.pairs.parse META.json OUT.tsv          one run
+  python -m interference.studies.pairs.parse --merge OUT.tsv IN.tsv...   the union of all runs"""
 
 from __future__ import annotations
 

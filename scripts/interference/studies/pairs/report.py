@@ -28,9 +28,9 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from interference.cases import CASES
-from interference.cases import CONCURRENT_CASES as CONCURRENT
-from interference.statistics import NUMERIC_COLUMNS
+from interference.studies.pairs.cases import CASES
+from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
+from interference.studies.pairs.statistics import NUMERIC_COLUMNS
 
 CASE_NAME = {c: f"Case {c}" for c in CASES}
 CASE_PLACEMENT = {

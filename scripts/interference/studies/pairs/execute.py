@@ -25,7 +25,7 @@ import uuid
 from pathlib import Path
 
 from interference import hostinfo, runtimes
-from interference.cases import image_for, limits_for, mark_overlap, members_of
+from interference.studies.pairs.cases import image_for, limits_for, mark_overlap, members_of
 from interference.locks import measurement_lock
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
