@@ -1,15 +1,29 @@
-"""Container runtime adapters. Each module defines one class with the ContainerRuntime
-interface (runtimes/base.py); ADAPTERS maps the config value to it. A new runtime is one
-module here plus one line below."""
+"""Runtime adapters. Each module defines one class with the ContainerRuntime interface
+(runtimes/base.py) and its Capabilities; ADAPTERS maps the config value to it. A new runtime
+is one module here plus one line below."""
 
-from interference.runtimes.base import ContainerRuntime, ContainerSpec, RuntimeUnavailable
+from interference.runtimes.base import (
+    CAPABILITY_WORDS,
+    Capabilities,
+    ContainerRuntime,
+    ContainerSpec,
+    RuntimeUnavailable,
+)
 from interference.runtimes.docker import DockerRuntime
 
 ADAPTERS: dict[str, type[ContainerRuntime]] = {"docker": DockerRuntime}
 
 
-def get(name: str) -> ContainerRuntime:
-    return ADAPTERS[name]()
+def get(name: str, options: dict | None = None) -> ContainerRuntime:
+    return ADAPTERS[name](**(options or {}))
 
 
-__all__ = ["ADAPTERS", "ContainerRuntime", "ContainerSpec", "RuntimeUnavailable", "get"]
+__all__ = [
+    "ADAPTERS",
+    "CAPABILITY_WORDS",
+    "Capabilities",
+    "ContainerRuntime",
+    "ContainerSpec",
+    "RuntimeUnavailable",
+    "get",
+]

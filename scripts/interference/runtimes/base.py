@@ -1,4 +1,9 @@
-"""The small interface every container runtime adapter implements."""
+"""What every runtime adapter does, and what it declares it can do.
+
+A runtime makes (or converts) images, starts an isolated command with cgroup limits, waits
+for it, collects its output, removes everything a run made, and describes itself. Each
+adapter declares its Capabilities; a study that needs one a runtime lacks is refused before
+anything runs (interference.config). Nothing outside runtimes/ calls an engine."""
 
 from __future__ import annotations
 
@@ -6,14 +11,45 @@ import abc
 from dataclasses import dataclass, field
 from pathlib import Path
 
+LIMIT_KINDS = ("cpuset", "cpus", "memory")
+
 
 class RuntimeUnavailable(RuntimeError):
-    """The engine does not answer; the message says which engine and how to start it."""
+    """The runtime cannot be used here; the message says which, what is missing and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    # Private networks: a server started by the run is reachable by its name.
+    networks: bool
+    # Named scratch volumes, made for a run and removed after it.
+    volumes: bool
+    # Which cgroup limits it applies: a subset of LIMIT_KINDS.
+    limits: frozenset[str]
+    # What an image is for it, e.g. "docker image", "podman image", "root file system".
+    image_format: str
+    # None: it builds images from containers/ itself; else the runtime whose images it converts.
+    image_from: str | None = None
+
+    def lacks(self, needed: set[str]) -> list[str]:
+        """The capabilities in `needed` (names as in describe_needs) that this runtime lacks."""
+        have = {"networks": self.networks, "volumes": self.volumes}
+        have.update({f"limit:{k}": k in self.limits for k in LIMIT_KINDS})
+        return sorted(n for n in needed if not have.get(n, False))
+
+
+CAPABILITY_WORDS = {
+    "networks": "private networks (a server reachable by name)",
+    "volumes": "scratch volumes",
+    "limit:cpuset": "CPU pinning (cpuset)",
+    "limit:cpus": "CPU quota",
+    "limit:memory": "memory limits",
+}
 
 
 @dataclass
 class ContainerSpec:
-    """One container to start: image, command and the cgroup limits of its case."""
+    """One isolated command to start: image, command and the cgroup limits of its case."""
 
     name: str
     image: str
@@ -33,55 +69,81 @@ class ContainerSpec:
 
 class ContainerRuntime(abc.ABC):
     name: str
+    capabilities: Capabilities
+
+    def __init__(self, **options):
+        # Per-runtime options from the config's runtime_options.<name> (validated there).
+        self.options = options
+
+    # -- itself ----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def check(self) -> None:
+        """Raise RuntimeUnavailable (what is missing, how to get it) unless usable now."""
 
     @abc.abstractmethod
     def describe(self) -> dict:
-        """Engine name and version, cgroup version and driver, storage driver."""
+        """Engine name and version, cgroup version and driver, storage: recorded with every run."""
 
+    # -- images ----------------------------------------------------------------------------
     @abc.abstractmethod
     def image_id(self, ref: str) -> str | None:
         """The id of a local image, or None when absent."""
 
-    @abc.abstractmethod
     def pull(self, ref: str, log: Path) -> bool:
         """Try to pull an image; False when no registry serves it."""
+        return False
 
-    @abc.abstractmethod
     def import_rootfs(self, rootfs: Path, ref: str, log: Path) -> None:
         """Make an image from a root file system folder (e.g. made by debootstrap)."""
+        raise NotImplementedError(f"{self.name} does not import root file systems")
 
-    @abc.abstractmethod
     def build(
         self, context: Path, dockerfile: Path, ref: str, build_args: dict, labels: dict, log: Path
     ) -> None:
         """Build an image from a Dockerfile and a context folder."""
+        raise NotImplementedError(
+            f"{self.name} does not build images; it converts {self.capabilities.image_from}'s"
+        )
 
+    def convert(self, source: dict, ref: str, log: Path) -> str:
+        """Make this runtime's image `ref` from an image json of capabilities.image_from; its id."""
+        raise NotImplementedError(f"{self.name} builds its own images")
+
+    @abc.abstractmethod
+    def tool_versions(self, ref: str) -> dict:
+        """The versions each microservice's install.sh recorded in the image."""
+
+    # -- runs ------------------------------------------------------------------------------
     @abc.abstractmethod
     def run_argv(self, spec: ContainerSpec) -> list[str]:
-        """The command line that starts the container detached (recorded in meta.json)."""
+        """The command line that starts it (recorded in meta.json)."""
 
     @abc.abstractmethod
-    def start(self, spec: ContainerSpec) -> str:
-        """Start the container detached; return its id."""
+    def start(self, spec: ContainerSpec) -> None:
+        """Start it in the background."""
 
     @abc.abstractmethod
     def wait(self, name: str, timeout_s: float) -> int | None:
-        """Wait for the container to exit; its exit code, or None on timeout."""
+        """Wait for it to exit; its exit code, or None on timeout."""
 
     @abc.abstractmethod
     def logs(self, name: str) -> str:
-        """The container's own stdout and stderr."""
+        """Its own stdout and stderr."""
 
     @abc.abstractmethod
     def remove(self, name: str) -> None:
-        """Remove one container (running or not) and its anonymous volumes."""
+        """Stop and remove one (running or not)."""
 
     @abc.abstractmethod
     def remove_labelled(self, label: str, value: str) -> list[str]:
-        """Remove every container, network and volume with this label; return what was removed."""
+        """Remove everything with this label (containers, networks, volumes, cgroups); what was removed."""
 
-    @abc.abstractmethod
-    def create_network(self, name: str, labels: dict) -> None: ...
+    def create_network(self, name: str, labels: dict) -> None:
+        raise NotImplementedError(f"{self.name} has no private networks")
 
-    @abc.abstractmethod
-    def create_volume(self, name: str, labels: dict) -> None: ...
+    def create_volume(self, name: str, labels: dict) -> None:
+        raise NotImplementedError(f"{self.name} has no volumes")
+
+    def address_of(self, name: str) -> str:
+        """How another member of the run reaches the server started as `name`."""
+        return name

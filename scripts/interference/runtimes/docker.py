@@ -8,7 +8,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from interference.runtimes.base import ContainerRuntime, ContainerSpec, RuntimeUnavailable
+from interference.runtimes.base import (
+    LIMIT_KINDS,
+    Capabilities,
+    ContainerRuntime,
+    ContainerSpec,
+    RuntimeUnavailable,
+)
 
 HOW_TO_START = (
     "Start it with `dockerd &` (as root) or `systemctl start docker`; on Debian install it "
@@ -18,9 +24,29 @@ HOW_TO_START = (
 
 class DockerRuntime(ContainerRuntime):
     name = "docker"
+    capabilities = Capabilities(
+        networks=True, volumes=True, limits=frozenset(LIMIT_KINDS), image_format="docker image"
+    )
 
-    def __init__(self, binary: str = "docker"):
+    def __init__(self, binary: str = "docker", **options):
+        super().__init__(**options)
         self.binary = binary
+
+    def check(self) -> None:
+        self.describe()
+
+    def tool_versions(self, ref: str) -> dict:
+        r = self._cli(
+            "run",
+            "--rm",
+            "--entrypoint",
+            "sh",
+            ref,
+            "-c",
+            "cat /opt/microservices/*/versions.txt 2>/dev/null",
+            check=False,
+        )
+        return dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
 
     def _cli(self, *args: str, check: bool = True, timeout: float | None = 120, **kw):
         if shutil.which(self.binary) is None:
@@ -120,8 +146,8 @@ class DockerRuntime(ContainerRuntime):
             argv += ["--env", f"{k}={v}"]
         return argv + [spec.image, *spec.command]
 
-    def start(self, spec: ContainerSpec) -> str:
-        return self._cli(*self.run_argv(spec)[1:]).stdout.strip()
+    def start(self, spec: ContainerSpec) -> None:
+        self._cli(*self.run_argv(spec)[1:])
 
     def wait(self, name: str, timeout_s: float) -> int | None:
         try:
