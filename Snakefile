@@ -1,18 +1,17 @@
-# Re-runs the papers' container-interference experiments and writes report/paper.html.
-#   snakemake --cores 1 report/paper.html                     the whole study (config/config.yaml)
-#   snakemake --cores 1 --configfile config/ci.yaml ...        another experiment
-#   snakemake --cores 1 --forcerun <a meta.json path>          rerun exactly one case (see README)
-# Rules: images.smk (image build), run.smk (benchmark runs), parse.smk (tidy samples),
-# stats.smk (statistics), report.smk (the paper). Python steps live in scripts/interference/.
+# Re-runs published studies of microservices in containers and writes report/paper.html.
+#   snakemake --cores 1 report/paper.html                     every study of config/config.yaml
+#   snakemake --cores 1 report/paper.html --configfile config/ci.yaml     another experiment
+#   snakemake --cores 1 --forcerun <a meta.json path>          rerun exactly one run (see README)
+# Rules, one file per step: images.smk (build_image), run.smk (run: the generic runner with the
+# study's execute()), parse.smk (parse_run, merge_samples), stats.smk (statistics: one job per
+# table a study declares), report.smk (run_table, environment, report). What is particular to
+# a study is its module in scripts/interference/studies/, to a runtime its adapter in
+# scripts/interference/runtimes/.
 import os
 
 from snakemake.utils import min_version
 
 min_version("9.0")
-
-
-# The default experiment; --configfile FILE on the command line merges over it.
-configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 include: "workflow/rules/common.smk"
@@ -21,6 +20,11 @@ include: "workflow/rules/run.smk"
 include: "workflow/rules/parse.smk"
 include: "workflow/rules/stats.smk"
 include: "workflow/rules/report.smk"
+
+
+onstart:
+    # Every runtime with runs to do must answer before any image is built or run started.
+    check_runtimes()
 
 
 rule all:
@@ -33,3 +37,9 @@ rule raw:
     """Every benchmark run of the config (the raw artifacts only)."""
     input:
         all_run_metas(),
+
+
+rule stats:
+    """Every statistics table of the config (without the report)."""
+    input:
+        all_tables(),

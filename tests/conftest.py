@@ -54,6 +54,8 @@ def run_settings(case: str, pair: str, limits: dict, sizes: dict, **extra) -> di
     base = {
         "host": "testhost",
         "runtime": "docker",
+        "study": "pairs",
+        "key": f"case{case}/{pair}",
         "case": case,
         "pair": pair,
         "repetition": 1,
@@ -62,3 +64,21 @@ def run_settings(case: str, pair: str, limits: dict, sizes: dict, **extra) -> di
         "sizes": sizes,
     }
     return {**base, **extra}
+
+
+def runtime_leftovers() -> list[str]:
+    """What any runtime's run left: Podman's labelled containers, networks and volumes, and the
+    bare-metal runtime's cgroups and mounts."""
+    left = []
+    if shutil.which("podman"):
+        for kind in ("container", "network", "volume"):
+            argv = ["podman", kind, "ls", "-q", "--filter", "label=interference.run"]
+            if kind == "container":
+                argv.insert(3, "-a")
+            r = subprocess.run(argv, capture_output=True, text=True)
+            left += [f"podman {kind} {x}" for x in r.stdout.split()]
+    for root in Path("/sys/fs/cgroup").glob("*/interference"):
+        left += [f"cgroup {p}" for p in root.iterdir() if p.is_dir()]
+    left += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob("interference/*") if p.is_dir()]
+    left += [f"mount {line.split()[4]}" for line in open("/proc/self/mountinfo") if "interference" in line]
+    return left

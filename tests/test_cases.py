@@ -22,7 +22,9 @@ def test_pairs_are_unordered_with_self_pairs():
 
 
 def test_runs_cover_the_matrix():
-    cfg = validate({"microservices": ["L", "S"], "repetitions": 2})
+    cfg = validate({"studies": {"pairs": {"microservices": ["L", "S"], "repetitions": 2}}})["studies"][
+        "pairs"
+    ]
     runs = cases.runs(cfg)
     # 2 singles in case 1 + 3 pairs in each of 3 concurrent cases, twice.
     assert len(runs) == 2 * (2 + 3 * 3)
@@ -31,7 +33,7 @@ def test_runs_cover_the_matrix():
 
 
 def test_images_needed_and_used():
-    cfg = validate({"microservices": ["L", "S"]})
+    cfg = validate({"studies": {"pairs": {"microservices": ["L", "S"]}}})["studies"]["pairs"]
     assert cases.images_needed(cfg) == ["base", "L", "S", "L+S"]
     assert cases.image_for("2", ["L", "S"]) == ["L+S"]
     assert cases.image_for("2", ["L", "L"]) == ["L"]
@@ -144,15 +146,26 @@ def test_unreachable_engine_says_which_and_how_to_start(monkeypatch):
     assert "Docker engine does not answer" in str(e.value) and "dockerd" in str(e.value)
 
 
-def test_run_case_cli_fails_cleanly_without_engine(tmp_path, monkeypatch, capsys):
-    from interference.studies.pairs import execute as run_case
+def test_runner_fails_cleanly_without_engine(tmp_path, monkeypatch, capsys):
+    from interference import runner
 
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     img = tmp_path / "L.json"
     img.write_text('{"image": "L", "ref": "interference/l:x", "id": "sha256:x"}')
     settings = '{"host": "h", "runtime": "docker", "case": "1", "pair": "L", "repetition": 1}'
     assert (
-        run_case.main(["--settings", settings, "--images", str(img), "--meta", str(tmp_path / "m/meta.json")])
+        runner.main(
+            [
+                "--study",
+                "pairs",
+                "--settings",
+                settings,
+                "--images",
+                str(img),
+                "--meta",
+                str(tmp_path / "m/meta.json"),
+            ]
+        )
         == 2
     )
     err = capsys.readouterr().err

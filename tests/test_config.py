@@ -1,6 +1,7 @@
 """Config validation: good configs pass with defaults filled; bad ones fail before anything
-runs, in one paragraph naming the key and the bad value."""
+runs, in one paragraph naming the key and the bad value (or the study and runtime)."""
 
+import copy
 import subprocess
 import time
 
@@ -9,61 +10,98 @@ import pytest
 from conftest import REPO, SNAKEMAKE
 from interference.config import ConfigError, load, validate
 
-GOOD = {"microservices": ["L", "S"]}
+GOOD = {"studies": {"pairs": {"microservices": ["L", "S"]}}}
+
+
+def with_pairs(**patch) -> dict:
+    cfg = copy.deepcopy(GOOD)
+    cfg["studies"]["pairs"].update(patch)
+    return cfg
 
 
 @pytest.mark.parametrize("name", ["ci", "config", "paper"])
 def test_shipped_configs_are_valid(name):
     cfg = load(REPO / "config" / f"{name}.yaml")
-    assert cfg["microservices"]
-    assert set(cfg["window_s"]) == {"2", "3a", "3b"}
+    pairs = cfg["studies"]["pairs"]
+    assert pairs["microservices"]
+    assert set(pairs["window_s"]) == {"2", "3a", "3b"}
 
 
 def test_defaults_are_filled():
     cfg = validate(GOOD)
+    pairs = cfg["studies"]["pairs"]
     assert cfg["runtimes"] == ["docker"]
-    assert cfg["cases"] == ["1", "2", "3a", "3b"]
-    assert cfg["limits"] == {"cpu_mode": "cpuset", "cpus": 1, "memory": "2g"}
-    assert cfg["sizes"]["L"]["n"] == 2000  # declared in containers/linpack/microservice.yaml
+    assert pairs["runtimes"] == ["docker"]  # a study runs on the top-level runtimes by default
+    assert cfg["runtime_options"] == {"docker": {}}
+    assert pairs["cases"] == ["1", "2", "3a", "3b"]
+    assert pairs["limits"] == {"cpu_mode": "cpuset", "cpus": 1, "memory": "2g"}
+    assert pairs["sizes"]["L"]["n"] == 2000  # declared in containers/linpack/microservice.yaml
     assert cfg["host"]  # defaults to the hostname
 
 
 @pytest.mark.parametrize(
     "patch, key, value",
     [
-        ({"microservices": ["L", "X"]}, "microservices[1]", "'X'"),
-        ({"cases": ["1", "4"]}, "cases[1]", '"4"'),
-        ({"runtimes": ["rkt"]}, "runtimes[0]", "'rkt'"),
-        ({"iterations": 0}, "iterations", "0"),
-        ({"window_s": {"2": 0}}, "window_s.2", "0"),
-        ({"window_s": {"3a": -5}}, "window_s.3a", "-5"),
-        ({"limits": {"memory": "lots"}}, "limits.memory", '"lots"'),
-        ({"sizes": {"L": {"n": "big"}}}, "sizes.L.n", '"big"'),
-        ({"sizes": {"L": {"m": 3}}}, "sizes.L", '"m"'),
-        ({"limits": {"cpus": 2}}, "limits.cpus", "2"),
+        ({"microservices": ["L", "X"]}, "studies.pairs.microservices[1]", "'X'"),
+        ({"cases": ["1", "4"]}, "studies.pairs.cases[1]", '"4"'),
+        ({"runtimes": ["rkt"]}, "studies.pairs.runtimes[0]", "'rkt'"),
+        ({"iterations": 0}, "studies.pairs.iterations", "0"),
+        ({"window_s": {"2": 0}}, "studies.pairs.window_s.2", "0"),
+        ({"window_s": {"3a": -5}}, "studies.pairs.window_s.3a", "-5"),
+        ({"limits": {"memory": "lots"}}, "studies.pairs.limits.memory", '"lots"'),
+        ({"sizes": {"L": {"n": "big"}}}, "studies.pairs.sizes.L.n", '"big"'),
+        ({"sizes": {"L": {"m": 3}}}, "studies.pairs.sizes.L", "'m'"),
+        ({"limits": {"cpus": 2}}, "studies.pairs.limits.cpus", "2"),
     ],
 )
 def test_bad_values_name_key_and_value(patch, key, value):
     with pytest.raises(ConfigError) as e:
-        validate({**GOOD, **patch})
+        validate(with_pairs(**patch))
     msg = str(e.value)
     assert key in msg and value in msg, msg
     assert "\n" not in msg
 
 
-def test_yaml_syntax_error(tmp_path):
+@pytest.mark.parametrize(
+    "cfg, needles",
+    [
+        ({**GOOD, "runtimes": ["rkt"]}, ["runtimes[0]", "'rkt'", "known: "]),
+        ({"studies": {"pairz": {}}}, ["studies.pairz", "unknown study", "pairs"]),
+        ({**GOOD, "runtime_options": {"docker": {"colour": 1}}}, ["runtime_options.docker", "colour"]),
+        ({"microservices": ["L"]}, ["studies", "belong under studies.pairs"]),
+    ],
+)
+def test_unknown_names_are_refused(cfg, needles):
+    with pytest.raises(ConfigError) as e:
+        validate(cfg)
+    for needle in needles:
+        assert needle in str(e.value), str(e.value)
+
+
+def test_a_study_needing_what_a_runtime_lacks_is_refused():
+    # Bare metal has no private networks; NS measures against a server reached by name.
+    with pytest.raises(ConfigError) as e:
+        validate(with_pairs(microservices=["L", "NS"], runtimes=["host"]))
+    msg = str(e.value)
+    assert "'pairs'" in msg and "'host'" in msg and "private networks" in msg, msg
+    validate(with_pairs(microservices=["L", "S"], runtimes=["host"]))  # no server: fine
+
+
+def test_yaml_syntax_error_names_file_line_and_column(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("microservices: [L, S\ncases: 1\n")
-    with pytest.raises(ConfigError, match="not valid YAML"):
+    bad.write_text("studies:\n  pairs:\n    microservices: [L, S\n    cases: 1\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml, line \d+, column \d+: not valid YAML"):
         load(bad)
 
 
 @pytest.mark.parametrize(
     "text, needle",
     [
-        ("microservices: [L, Q]\n", "'Q'"),
-        ("microservices: [L]\niterations: 0\n", "iterations"),
-        ("microservices: [L\n", "YAML"),
+        ("studies: {pairs: {microservices: [L, Q]}}\n", "'Q'"),
+        ("studies: {pairs: {microservices: [L], iterations: 0}}\n", "iterations"),
+        ("studies: {pairs: {microservices: [L, NS], runtimes: [host]}}\n", "private networks"),
+        ("studies: {nope: {}}\n", "unknown study"),
+        ("studies: {pairs: {microservices: [L\n", "YAML"),
     ],
 )
 def test_snakemake_stops_before_anything_runs(tmp_path, text, needle):
@@ -77,11 +115,11 @@ def test_snakemake_stops_before_anything_runs(tmp_path, text, needle):
             str(REPO / "Snakefile"),
             "-d",
             str(tmp_path / "work"),
-            "--configfile",
-            str(cfg),
             "--cores",
             "1",
             "raw",
+            "--configfile",
+            str(cfg),
         ],
         capture_output=True,
         text=True,
@@ -91,3 +129,17 @@ def test_snakemake_stops_before_anything_runs(tmp_path, text, needle):
     assert needle in r.stdout + r.stderr
     assert not (tmp_path / "work" / "results").exists()
     print(f"rejected in {time.time() - t0:.1f} s")
+
+
+def test_config_checker_names_the_yaml_error(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("studies:\n  pairs: {microservices: [L\n")
+    r = subprocess.run(
+        [str(REPO / ".venv/bin/python"), "-m", "interference.config", str(bad), str(REPO / "config/ci.yaml")],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "scripts")},
+    )
+    assert r.returncode == 2
+    assert "bad.yaml, line" in r.stderr and "column" in r.stderr
+    assert "ci.yaml: valid" in r.stdout

@@ -12,12 +12,21 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, run_settings, start_run_case
+from conftest import (
+    REPO,
+    SNAKEMAKE,
+    leftover_containers,
+    requires_engine,
+    run_settings,
+    runtime_leftovers,
+    start_run_case,
+)
 
 pytestmark = [pytest.mark.integration, requires_engine]
 
-TINY = {
-    "host": "testhost",
+# Every runtime that runs here: Docker, Podman and bare metal (the same binaries, chroot + cgroups).
+RUNTIMES = ["docker", "podman", "host"]
+PAIRS = {
     "microservices": ["L", "S"],
     "cases": ["1", "3b"],
     "iterations": 2,
@@ -26,7 +35,8 @@ TINY = {
     "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
     "sizes": {"L": {"n": 800}, "S": {"array_elements": 2000000, "ntimes": 3}},
 }
-RAW = "results/raw/testhost/docker"
+TINY = {"host": "testhost", "runtimes": RUNTIMES, "studies": {"pairs": PAIRS}}
+RAW = "results/raw/testhost/docker/pairs"
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -58,15 +68,18 @@ def workdir(tmp_path_factory):
     return wd
 
 
-def metas(wd: Path) -> dict[str, dict]:
+def metas(wd: Path, runtime: str = "docker") -> dict[str, dict]:
+    raw = wd / RAW.replace("/docker/", f"/{runtime}/")
     return {
-        str(p.relative_to(wd / RAW).parent): json.loads(p.read_text())
-        for p in sorted((wd / RAW).glob("case*/*/rep*/meta.json"))
+        str(p.relative_to(raw).parent): json.loads(p.read_text())
+        for p in sorted(raw.glob("case*/*/rep*/meta.json"))
     }
 
 
-def test_every_run_has_its_artifacts(workdir):
-    runs = metas(workdir)
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_every_run_has_its_artifacts(workdir, runtime):
+    runs = metas(workdir, runtime)
+    raw = workdir / RAW.replace("/docker/", f"/{runtime}/")
     assert sorted(runs) == [
         "case1/L/rep1",
         "case1/S/rep1",
@@ -81,14 +94,16 @@ def test_every_run_has_its_artifacts(workdir):
         assert len(meta["host_info"]["loadavg_before"]) == 3
         for member in meta["members"]:
             for it in member["iterations"]:
-                assert (workdir / RAW / key / it["stdout"]).stat().st_size > 0
+                assert (raw / key / it["stdout"]).stat().st_size > 0
                 assert it["end"] > it["start"]
+        assert meta["study"] == "pairs" and meta["settings"]["runtime"] == runtime
+        assert meta["runtime_info"]["runtime"] == runtime
     assert len(runs["case1/L/rep1"]["members"][0]["iterations"]) == 2
-    assert runs["case1/L/rep1"]["containers"][0]["argv"][:3] == ["docker", "run", "--detach"]
 
 
-def test_limits_are_read_back_inside_the_containers(workdir):
-    runs = metas(workdir)
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_limits_are_read_back_inside_the_containers(workdir, runtime):
+    runs = metas(workdir, runtime)
     base = runs["case1/S/rep1"]["members"][0]["limits_read_back"]
     assert base["cpuset"] == "0" and base["nproc"] == "1"
     assert int(base["memory_max"]) == 1024**3
@@ -112,20 +127,32 @@ def test_overlap_marking(workdir):
 
 
 def test_measurements_never_overlapped(workdir):
-    spans = sorted((m["started"], m["finished"]) for m in metas(workdir).values())
+    spans = sorted((m["started"], m["finished"]) for rt in RUNTIMES for m in metas(workdir, rt).values())
     for (_, end), (start, _) in zip(spans, spans[1:]):
         assert start >= end
 
 
 def test_no_container_is_left(workdir):
     assert leftover_containers() == []
+    for rt in RUNTIMES:
+        for meta in metas(workdir, rt).values():
+            assert meta["leftovers_removed"] == [], meta["leftovers_removed"]  # each removed its own
+    assert runtime_leftovers() == []
+
+
+def test_the_profile_is_in_force(workdir):
+    # profiles/default: one measurement at a time, and the shell commands printed.
+    log = sorted((workdir / ".snakemake/log").glob("*.snakemake.log"))[0].read_text()
+    assert 'Provided resources: measurement=Resource("measurement", 1)' in log
+    assert "Shell command: python -m interference.runner" in log
 
 
 def test_samples_table(workdir):
-    snakemake(workdir, "--cores", "1", "results/parsed/samples.tsv")
+    snakemake(workdir, "--cores", "1", "results/parsed/pairs/samples.tsv")
     df = pd.read_csv(
-        workdir / "results/parsed/samples.tsv", sep="\t", dtype={"case": str}, keep_default_na=False
+        workdir / "results/parsed/pairs/samples.tsv", sep="\t", dtype={"case": str}, keep_default_na=False
     )
+    assert set(df["runtime"]) == set(RUNTIMES)
     assert set(df["status"]) == {"ok"}
     assert set(df["metric"]) == {"gflops", "copy", "scale", "add", "triad"}
     both = df[(df["case"] == "3b") & (df["target"] == "L") & (df["partner"] == "S")]
@@ -137,11 +164,11 @@ def test_samples_table(workdir):
 
 def test_forcing_one_case_reruns_exactly_that_run(workdir):
     target = f"{RAW}/case3b/L+S/rep1/meta.json"
-    before = {p: p.stat().st_mtime for p in (workdir / RAW).glob("case*/*/rep*/meta.json")}
+    before = {p: p.stat().st_mtime for p in (workdir / "results/raw").rglob("meta.json")}
     # The README's command: name the run's meta.json as the target and force it.
     r = snakemake(workdir, target, "--cores", "1", "--forcerun", target)
     stats = [line.split() for line in (r.stdout + r.stderr).splitlines()]
-    assert ["run_case", "1"] in stats and ["total", "1"] in stats, r.stderr
+    assert ["run", "1"] in stats and ["total", "1"] in stats, r.stderr
     after = {p: p.stat().st_mtime for p in before}
     changed = [str(p.relative_to(workdir)) for p in before if after[p] != before[p]]
     assert changed == [target]
@@ -166,7 +193,7 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
     assert [i["status"] for i in meta["members"][0]["iterations"]] == ["timeout"]
     assert leftover_containers() == []
     # The parser turns them into rows with a status and no value.
-    from interference.studies.pairs.parse import parse_run
+    from interference.parse import parse_run
 
     rows = parse_run(tmp_path / "crash/meta.json")
     assert rows["value"].isna().all() and (rows["status"] != "ok").all()

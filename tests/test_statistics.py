@@ -16,6 +16,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
+from interference import descriptive
 from interference.studies.pairs import statistics as st
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,14 +79,14 @@ def one(df: pd.DataFrame, **where) -> pd.Series:
 
 def test_trimmed_mean_papers_definition():
     # [1,2,3,4,100]: P10 = 1.4, P90 = 61.6 -> keep 2, 3, 4 -> 3.
-    assert st.trimmed_mean([1, 2, 3, 4, 100]) == pytest.approx(3.0)
+    assert descriptive.trimmed_mean([1, 2, 3, 4, 100]) == pytest.approx(3.0)
     # 1..10: P10 = 1.9, P90 = 9.1 -> keep 2..9 -> 5.5.
-    assert st.trimmed_mean(range(1, 11)) == pytest.approx(5.5)
+    assert descriptive.trimmed_mean(range(1, 11)) == pytest.approx(5.5)
     # 1..11: P10 = 2, P90 = 10 exactly; the bounds are inclusive -> keep 2..10 -> 6.
-    assert st.trimmed_mean(range(1, 12)) == pytest.approx(6.0)
-    assert st.trimmed_mean([7.0]) == 7.0
-    assert math.isnan(st.trimmed_mean([1.0, 3.0]))  # no value inside [1.2, 2.8]
-    assert math.isnan(st.trimmed_mean([]))
+    assert descriptive.trimmed_mean(range(1, 12)) == pytest.approx(6.0)
+    assert descriptive.trimmed_mean([7.0]) == 7.0
+    assert math.isnan(descriptive.trimmed_mean([1.0, 3.0]))  # no value inside [1.2, 2.8]
+    assert math.isnan(descriptive.trimmed_mean([]))
 
 
 def test_summary_known_answers():

@@ -1,22 +1,23 @@
-"""Config validation: the JSON schema in workflow/schemas/ plus the microservices and
-runtimes this checkout declares. Errors name the key and the bad value, in one paragraph."""
+"""Config validation: the top-level JSON schema in workflow/schemas/, each study's schema
+(its module), each runtime's options (its adapter), and whether every runtime a study runs on
+has the capabilities it needs. Errors name the key and the bad value, in one paragraph."""
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import socket
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from interference import REPO_ROOT
-from interference.microservices import registry
-from interference.runtimes import ADAPTERS
+from interference import REPO_ROOT, runtimes, studies
 
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
+NOTHING_RAN = "so nothing was built or run"
+# Top-level keys of configs written before studies were plug-ins.
+PAIR_KEYS = {"microservices", "cases", "iterations", "window_s", "limits", "sizes", "repetitions"}
 
 
 class ConfigError(ValueError):
@@ -37,28 +38,45 @@ def _with_defaults(cls):
     return jsonschema.validators.extend(cls, {"properties": set_defaults})
 
 
-def full_schema() -> dict:
-    """The config schema with one `sizes` entry per declared microservice."""
-    schema = yaml.safe_load(SCHEMA_PATH.read_text())
-    sizes = schema["properties"]["sizes"]
-    sizes["additionalProperties"] = False
-    sizes["properties"] = {
-        ms.id: {
-            "type": "object",
-            "additionalProperties": False,
-            "default": {},
-            "properties": {
-                k: {kk: vv for kk, vv in v.items() if kk != "env"} for k, v in ms.parameters.items()
-            },
-        }
-        for ms in registry().values()
+def _where(prefix: str, error: jsonschema.ValidationError) -> str:
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return (prefix + path).lstrip(".") or "(top level)"
+
+
+def _check(instance: dict, schema: dict, prefix: str, source: str) -> None:
+    """Validate in place (defaults filled in) or raise ConfigError naming every bad key."""
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = [
+            f"at key {_where(prefix, e)}: {e.message}"
+            if isinstance(e.instance, dict)  # the whole mapping would drown the message
+            else f"key {_where(prefix, e)} has the bad value {json.dumps(e.instance)}: {e.message}"
+            for e in errors
+        ]
+        if not prefix and set(instance) & PAIR_KEYS:
+            lines.append("the pair study's keys (microservices, cases, ...) belong under studies.pairs")
+        raise ConfigError(f"{source} is invalid, {NOTHING_RAN}. " + "; ".join(lines) + ".")
+
+
+def _known(kind: str, name: str, where: str, known, home: str, source: str) -> None:
+    if name not in known:
+        raise ConfigError(
+            f"{source} is invalid, {NOTHING_RAN}: key {where} names the unknown {kind} {name!r}; "
+            f"known: {', '.join(sorted(known))} (each is {home})."
+        )
+
+
+def study_schema(study) -> dict:
+    schema = copy.deepcopy(study.config_schema())
+    schema.setdefault("properties", {})["runtimes"] = {
+        "type": "array",
+        "minItems": 1,
+        "uniqueItems": True,
+        "items": {"type": "string"},
+        "description": "The runtimes this study runs on (default: the top-level runtimes).",
     }
     return schema
-
-
-def _where(error: jsonschema.ValidationError) -> str:
-    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return path.lstrip(".") or "(top level)"
 
 
 def validate(config: dict, source: str = "config") -> dict:
@@ -66,68 +84,109 @@ def validate(config: dict, source: str = "config") -> dict:
     config = copy.deepcopy(config) if config is not None else {}
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, not {type(config).__name__}.")
-    validator = _with_defaults(jsonschema.Draft202012Validator)(full_schema())
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
-    if errors:
-        lines = [f"key {_where(e)} has the bad value {json.dumps(e.instance)}: {e.message}" for e in errors]
-        raise ConfigError(f"{source} is invalid, so nothing was built or run. " + "; ".join(lines) + ".")
+    _check(config, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
 
-    known = registry()
-    for i, ms in enumerate(config["microservices"]):
-        if ms not in known:
-            raise ConfigError(
-                f"{source} is invalid: key microservices[{i}] has the unknown microservice {ms!r}; "
-                f"known: {', '.join(sorted(known))} (each is a containers/<folder>/microservice.yaml)."
-            )
     for i, rt in enumerate(config["runtimes"]):
-        if rt not in ADAPTERS:
-            raise ConfigError(
-                f"{source} is invalid: key runtimes[{i}] has the unknown runtime {rt!r}; "
-                f"known: {', '.join(sorted(ADAPTERS))} (each is a module in scripts/interference/runtimes/)."
-            )
-    limits = config["limits"]
-    if "3b" in config["cases"] and limits["cpu_mode"] == "cpuset" and 2 * limits["cpus"] > os.cpu_count():
-        raise ConfigError(
-            f"{source} is invalid: key limits.cpus has the value {limits['cpus']}, but Case 3b pins its two "
-            f"containers to disjoint cores and this host has {os.cpu_count()}; use at most "
-            f"{os.cpu_count() // 2} or limits.cpu_mode: quota."
+        _known(
+            "runtime",
+            rt,
+            f"runtimes[{i}]",
+            runtimes.ADAPTERS,
+            "a module in scripts/interference/runtimes/",
+            source,
         )
-    if "B" in config["microservices"]:
-        _check_bonnie(config["sizes"]["B"], limits["memory"], source)
+    for rt, options in config["runtime_options"].items():
+        _known(
+            "runtime",
+            rt,
+            f"runtime_options.{rt}",
+            runtimes.ADAPTERS,
+            "a module in scripts/interference/runtimes/",
+            source,
+        )
+        _check(options, runtimes.ADAPTERS[rt].options_schema, f"runtime_options.{rt}", source)
+    for rt in config["runtimes"]:
+        config["runtime_options"].setdefault(rt, {})
+        _check(
+            config["runtime_options"][rt],
+            runtimes.ADAPTERS[rt].options_schema,
+            f"runtime_options.{rt}",
+            source,
+        )
+
+    known = studies.registry()
+    for name, cfg in config["studies"].items():
+        _known("study", name, f"studies.{name}", known, "a module in scripts/interference/studies/", source)
+        study = known[name]
+        _check(cfg, study_schema(study), f"studies.{name}", source)
+        cfg.setdefault("runtimes", list(config["runtimes"]))
+        for i, rt in enumerate(cfg["runtimes"]):
+            _known(
+                "runtime",
+                rt,
+                f"studies.{name}.runtimes[{i}]",
+                runtimes.ADAPTERS,
+                "a module in scripts/interference/runtimes/",
+                source,
+            )
+            config["runtime_options"].setdefault(rt, {})
+            _check(
+                config["runtime_options"][rt],
+                runtimes.ADAPTERS[rt].options_schema,
+                f"runtime_options.{rt}",
+                source,
+            )
+        try:
+            study.check(cfg)
+        except studies.StudyConfigError as e:
+            raise ConfigError(f"{source} is invalid, {NOTHING_RAN}: {e}.") from None
+        needed = study.needs(cfg)
+        for rt in cfg["runtimes"]:
+            lacking = runtimes.ADAPTERS[rt].capabilities.lacks(needed)
+            if lacking:
+                words = ", ".join(runtimes.CAPABILITY_WORDS.get(n, n) for n in lacking)
+                raise ConfigError(
+                    f"{source} is invalid, {NOTHING_RAN}: the study {name!r} needs {words} with this config, "
+                    f"which the runtime {rt!r} does not have. Remove {rt!r} from studies.{name}.runtimes "
+                    f"(or from runtimes), or change the study so it does not need it."
+                )
     if config["host"] is None:
         config["host"] = socket.gethostname().split(".")[0]
     return config
 
 
-def memory_mib(text: str) -> float:
-    """A docker memory value (512m, 2g, 1073741824) in MiB."""
-    scale = {"k": 1 / 1024, "m": 1, "g": 1024}
-    unit = text[-1].lower()
-    return float(text[:-1]) * scale[unit] if unit in scale else float(text) / 1024**2
-
-
-def _check_bonnie(sizes: dict, memory: str, source: str) -> None:
-    """The papers' rule: Bonnie++'s data set is at least twice the container's memory, so
-    the page cache cannot hold it (bonnie++ itself refuses less than twice its -r)."""
-    if sizes["file_size_mb"] < 2 * sizes["ram_mb"]:
-        raise ConfigError(
-            f"{source} is invalid: key sizes.B.file_size_mb has the value {sizes['file_size_mb']}, but "
-            f"bonnie++ refuses a data set under twice sizes.B.ram_mb ({sizes['ram_mb']}); "
-            f"use at least {2 * sizes['ram_mb']}."
-        )
-    if sizes["ram_mb"] < memory_mib(memory):
-        raise ConfigError(
-            f"{source} is invalid: key sizes.B.ram_mb has the value {sizes['ram_mb']}, below limits.memory "
-            f"({memory} = {memory_mib(memory):g} MiB): the papers' rule is a Bonnie++ data set of at least "
-            f"twice the container's memory; use sizes.B.ram_mb >= {memory_mib(memory):g}."
-        )
+def read_yaml(path: str | Path):
+    """A config file's YAML; a syntax error names the file, line and column."""
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: not valid YAML ({e.problem or e.context}), {NOTHING_RAN}.") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML ({e}), {NOTHING_RAN}.") from None
 
 
 def load(path: str | Path) -> dict:
-    """Read and validate a config file (YAML syntax errors become ConfigError too)."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path} is not valid YAML, so nothing was built or run: {e}") from None
-    return validate(raw, source=str(path))
+    """Read and validate a config file."""
+    return validate(read_yaml(path), source=str(path))
+
+
+def main(argv=None) -> int:
+    """python -m interference.config FILE...: check config files before handing them to snakemake."""
+    import sys
+
+    status = 0
+    for path in argv if argv is not None else sys.argv[1:]:
+        try:
+            cfg = load(path)
+            print(f"{path}: valid; studies {', '.join(cfg['studies'])} on {', '.join(cfg['runtimes'])}")
+        except (ConfigError, OSError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            status = 2
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from interference import REPO_ROOT, runtimes
-from interference.studies.pairs.cases import members_of
 from interference.locks import measurement_lock
 from interference.microservices import registry
 
@@ -68,32 +67,46 @@ def ensure_base_os(rt, ref: str, mirror: str, suite: str, log: Path) -> str:
     return "debootstrap"
 
 
-def tool_versions(rt_name: str, ref: str) -> dict:
-    """Versions each microservice's install.sh recorded inside the image."""
-    r = subprocess.run(
-        [
-            rt_name,
-            "run",
-            "--rm",
-            "--entrypoint",
-            "sh",
-            ref,
-            "-c",
-            "cat /opt/microservices/*/versions.txt 2>/dev/null",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+def convert_image(rt, name: str, source_json: Path, log: Path) -> dict:
+    """A runtime that runs another's images (bare metal: a root file system) converts them."""
+    source = json.loads(source_json.read_text())
+    ref = f"interference/{name.lower().replace('+', '-')}:{source['inputs_hash'][:12]}"
+    reused = rt.image_id(ref) is not None
+    image_id = rt.image_id(ref) if reused else rt.convert(source, ref, log)
+    return {
+        "ref": ref,
+        "id": image_id,
+        "inputs_hash": source["inputs_hash"],
+        "microservices": source["microservices"],
+        "converted_from": source["ref"],
+        "converted_from_id": source["id"],
+        "converted_from_runtime": source["runtime"],
+        "reused_existing": reused,
+        "tool_versions": source.get("tool_versions", {}),
+    }
 
 
 def build_image(
-    name: str, runtime: str, out: Path, log: Path, on: Path | None, base_image: str, mirror: str, suite: str
+    name: str,
+    runtime: str,
+    out: Path,
+    log: Path,
+    on: Path | None,
+    base_image: str,
+    mirror: str,
+    suite: str,
+    options: dict | None = None,
 ) -> dict:
-    rt = runtimes.get(runtime)
+    rt = runtimes.get(runtime, options)
+    rt.check()
     engine = rt.describe()
     started = time.time()
+    if rt.capabilities.image_from:
+        info = {"image": name, "runtime": runtime, **convert_image(rt, name, on, log)}
+        info.update(build_seconds=round(time.time() - started, 2), engine_version=engine.get("version"))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(info, indent=2) + "\n")
+        return info
     if name == "base":
         source = ensure_base_os(rt, base_image, mirror, suite, log)
         base_id = rt.image_id(base_image)
@@ -108,7 +121,7 @@ def build_image(
         provenance = {"base_image": base_image, "base_image_id": base_id, "base_image_source": source}
     else:
         parent = json.loads(on.read_text())
-        ids = members_of(name)
+        ids = name.split("+")
         ms = registry()[ids[-1]]
         digest = inputs_hash(parent["id"], MICROSERVICE_DOCKERFILE, ms.folder)
         ref = f"interference/{'-'.join(i.lower() for i in ids)}:{digest[:12]}"
@@ -129,7 +142,7 @@ def build_image(
         "reused_existing": reused,
         "build_seconds": round(time.time() - started, 2),
         "engine_version": engine["version"],
-        "tool_versions": tool_versions(runtime, ref) if ids else {},
+        "tool_versions": rt.tool_versions(ref) if ids else {},
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(info, indent=2) + "\n")
@@ -140,6 +153,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("name", help="base, a microservice id, or a pair like L+S")
     ap.add_argument("--runtime", required=True)
+    ap.add_argument("--options", default="{}", help="JSON: runtime_options of this runtime")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--log", type=Path, required=True)
     ap.add_argument("--on", type=Path, help="the image json this one is built on (not for base)")
@@ -148,12 +162,14 @@ def main(argv=None) -> int:
     ap.add_argument("--suite", default="bookworm")
     a = ap.parse_args(argv)
     if a.name != "base" and a.on is None:
-        ap.error("--on is required for a microservice image")
+        ap.error("--on is required for a microservice image (and for a converted one)")
     a.log.parent.mkdir(parents=True, exist_ok=True)
     # Builds load the machine, so they never run beside a measurement.
     try:
         with measurement_lock():
-            info = build_image(a.name, a.runtime, a.out, a.log, a.on, a.base_image, a.mirror, a.suite)
+            info = build_image(
+                a.name, a.runtime, a.out, a.log, a.on, a.base_image, a.mirror, a.suite, json.loads(a.options)
+            )
     except runtimes.RuntimeUnavailable as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -1,4 +1,6 @@
-# Shared helpers: the validated config, the case matrix and the input functions.
+# Shared helpers: the validated config, the run matrix of every study and the input functions.
+# Everything particular to a study comes from its module (scripts/interference/studies/),
+# everything particular to a runtime from its adapter (scripts/interference/runtimes/).
 import json
 import os
 import sys
@@ -16,9 +18,23 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _prefix += f"export PATH={os.path.dirname(sys.executable)}:$PATH; "
 shell.prefix(_prefix)
 
-from interference.studies.pairs import cases as case_matrix
-from interference.config import ConfigError, validate
+from interference import runtimes, studies
+from interference.config import ConfigError, read_yaml, validate
 from interference.microservices import registry
+
+# The default experiment, unless --configfile names another (which then replaces it whole:
+# merged, its studies would run beside the default's). Read by our loader first so that a
+# YAML error names the file, line and column (snakemake's own message names none; it parses
+# --configfile files before this file runs, so `python -m interference.config FILE` checks those).
+if not workflow.overwrite_configfiles:
+    DEFAULT_CONFIG = os.path.join(workflow.basedir, "config", "config.yaml")
+    try:
+        read_yaml(DEFAULT_CONFIG)
+    except ConfigError as error:
+        raise WorkflowError(str(error)) from None
+
+    configfile: DEFAULT_CONFIG
+
 
 try:
     CONFIG = validate(
@@ -28,81 +44,153 @@ except ConfigError as error:
     raise WorkflowError(str(error)) from None
 
 HOST = CONFIG["host"]
-RUN_META = "results/raw/{host}/{runtime}/case{case}/{pair}/rep{rep}/meta.json"
-PARSED_PATH = "results/parsed/{host}/{runtime}/case{case}/{pair}/rep{rep}.tsv"
+STUDIES = {name: studies.get(name) for name in CONFIG["studies"]}
+RUN_META = "results/raw/{host}/{runtime}/{study}/{key}/rep{rep}/meta.json"
+PARSED_PATH = "results/parsed/{host}/{runtime}/{study}/{key}/rep{rep}.tsv"
+STATS_PATH = "results/stats/{study}/{table}.tsv"
 
 
 wildcard_constraints:
     host=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
-    runtime=r"[a-z0-9]+",
-    case=r"1|2|3a|3b",
-    pair=r"[A-Z]+(\+[A-Z]+)?",
+    runtime="|".join(runtimes.ADAPTERS),
+    study="|".join(studies.registry()),
+    key="|".join(f"(?:{s.key_pattern})" for s in studies.registry().values()),
+    table="|".join(sorted({t for s in studies.registry().values() for t in s.tables})),
     rep=r"[0-9]+",
-    image=r"base|[A-Z]+(\+[A-Z]+)?",
+    image=r"base|[A-Z]+(\+[A-Z]+)*",
 
 
-def all_runs():
-    return case_matrix.runs(CONFIG)
+def study_runs(study):
+    """(runtime, run key) of every run of one study in the config."""
+    cfg = CONFIG["studies"][study]
+    return [(rt, r) for rt in cfg["runtimes"] for r in STUDIES[study].runs(cfg)]
+
+
+def run_metas(study):
+    return [
+        RUN_META.format(host=HOST, runtime=rt, study=study, key=r.key, rep=r.repetition)
+        for rt, r in study_runs(study)
+    ]
 
 
 def all_run_metas():
-    return [RUN_META.format(host=HOST, rep=r["repetition"], **r) for r in all_runs()]
+    return [m for study in STUDIES for m in run_metas(study)]
 
 
-def all_parsed():
-    return [PARSED_PATH.format(host=HOST, rep=r["repetition"], **r) for r in all_runs()]
+def parsed_runs(wildcards):
+    return [
+        PARSED_PATH.format(host=HOST, runtime=rt, study=wildcards.study, key=r.key, rep=r.repetition)
+        for rt, r in study_runs(wildcards.study)
+    ]
 
 
 def image_json(runtime, image):
     return f"results/images/{runtime}/{image}.json"
 
 
+def all_images():
+    """Every image json the config needs, per runtime."""
+    out = set()
+    for name, study in STUDIES.items():
+        cfg = CONFIG["studies"][name]
+        out |= {image_json(rt, i) for rt in cfg["runtimes"] for i in study.images(cfg)}
+    return sorted(out)
+
+
 def image_parent(wildcards):
-    """A microservice image builds on base; a pair image X+Y on the image of X."""
+    """What an image is made from: base from nothing; a microservice on base; a stack L+S on L;
+    a runtime that converts another's images (bare metal) from that runtime's image."""
+    source = runtimes.ADAPTERS[wildcards.runtime].capabilities.image_from
+    if source:
+        return [image_json(source, wildcards.image)]
     if wildcards.image == "base":
         return []
-    members = case_matrix.members_of(wildcards.image)
-    parent = "base" if len(members) == 1 else members[0]
-    return [image_json(wildcards.runtime, parent)]
-
-
-def run_images(wildcards):
-    """The image files a run uses: its members' images, or the pair image in Case 2."""
-    members = case_matrix.members_of(wildcards.pair)
-    names = case_matrix.image_for(wildcards.case, members)
-    # Network servers run from their microservice's image.
-    names += [m for m in members if registry()[m].server]
-    return sorted({image_json(wildcards.runtime, n) for n in names})
-
-
-def run_settings(wildcards):
-    """The run's slice of the config, as JSON: changing it reruns exactly the affected runs."""
-    members = case_matrix.members_of(wildcards.pair)
-    settings = {
-        "host": wildcards.host,
-        "runtime": wildcards.runtime,
-        "case": wildcards.case,
-        "pair": wildcards.pair,
-        "repetition": int(wildcards.rep),
-        "iteration_timeout_s": CONFIG["iteration_timeout_s"],
-        "limits": CONFIG["limits"],
-        "sizes": {m: CONFIG["sizes"][m] for m in members},
-    }
-    if wildcards.case == "1":
-        settings["iterations"] = CONFIG["iterations"]
-    else:
-        settings["window_s"] = CONFIG["window_s"][wildcards.case]
-    return json.dumps(settings, sort_keys=True)
+    members = wildcards.image.split("+")
+    return [image_json(wildcards.runtime, "base" if len(members) == 1 else "+".join(members[:-1]))]
 
 
 def image_build_inputs(wildcards):
     """The files an image is built from (absolute: the workdir may be elsewhere, -d)."""
+    if runtimes.ADAPTERS[wildcards.runtime].capabilities.image_from:
+        return []
     containers = Path(workflow.basedir) / "containers"
     if wildcards.image == "base":
         folder, extra = containers / "base", []
     else:
-        last = case_matrix.members_of(wildcards.image)[-1]
-        folder, extra = registry()[last].folder, [
-            containers / "Dockerfile.microservice"
-        ]
+        last = wildcards.image.split("+")[-1]
+        folder, extra = registry()[last].folder, [containers / "Dockerfile.microservice"]
     return [str(p) for p in extra + sorted(folder.iterdir()) if p.is_file()]
+
+
+def run_images(wildcards):
+    cfg = CONFIG["studies"][wildcards.study]
+    names = STUDIES[wildcards.study].run_images(cfg, wildcards.key)
+    return [image_json(wildcards.runtime, n) for n in names]
+
+
+def run_settings(wildcards):
+    """The run's slice of the config, as JSON: changing it reruns exactly the affected runs."""
+    cfg = CONFIG["studies"][wildcards.study]
+    settings = {
+        "host": wildcards.host,
+        "runtime": wildcards.runtime,
+        "runtime_options": CONFIG["runtime_options"].get(wildcards.runtime, {}),
+        "study": wildcards.study,
+        "key": wildcards.key,
+        "repetition": int(wildcards.rep),
+        **STUDIES[wildcards.study].settings(cfg, wildcards.key),
+    }
+    return json.dumps(settings, sort_keys=True)
+
+
+def study_code(wildcards):
+    return [str(p) for p in studies.code_files(wildcards.study)]
+
+
+def table_inputs(wildcards):
+    """A statistics table's inputs: the study's samples, the tables it needs, its data files."""
+    table = STUDIES[wildcards.study].tables[wildcards.table]
+    return {
+        n: (
+            f"results/parsed/{wildcards.study}/samples.tsv"
+            if n == "samples"
+            else STATS_PATH.format(study=wildcards.study, table=n)
+        )
+        for n in table.needs
+    }
+
+
+def table_files(wildcards):
+    return [str(p) for p in STUDIES[wildcards.study].tables[wildcards.table].files]
+
+
+def table_threads(wildcards):
+    return STUDIES[wildcards.study].tables[wildcards.table].threads
+
+
+def all_tables():
+    return [STATS_PATH.format(study=s, table=t) for s in STUDIES for t in STUDIES[s].tables]
+
+
+def runtimes_to_check():
+    """Runtimes with runs still to do: checked once before any job starts (onstart)."""
+    todo = set()
+    for study in STUDIES:
+        for rt, r in study_runs(study):
+            meta = RUN_META.format(host=HOST, runtime=rt, study=study, key=r.key, rep=r.repetition)
+            if not os.path.exists(meta):
+                todo.add(rt)
+    return sorted(todo)
+
+
+def check_runtimes():
+    problems = []
+    for rt in runtimes_to_check():
+        try:
+            runtimes.get(rt, CONFIG["runtime_options"].get(rt)).check()
+        except runtimes.RuntimeUnavailable as error:
+            problems.append(f"runtime {rt!r}: {error}")
+    if problems:
+        raise WorkflowError(
+            "Nothing was built or run: " + " ".join(problems)
+        )

@@ -1,5 +1,7 @@
 # Image build: results/images/<runtime>/<image>.json records the image id and the hash of
-# its build inputs; the image is rebuilt only when those inputs change.
+# its build inputs; the image is rebuilt only when those inputs change. A runtime that
+# converts another's images (bare metal: a root file system from Docker's image) gets that
+# runtime's image json as its input instead of the build files.
 
 
 rule build_image:
@@ -18,8 +20,9 @@ rule build_image:
         base_image=CONFIG["base_image"],
         mirror=CONFIG["debian_mirror"],
         suite=CONFIG["debian_suite"],
+        options=lambda wildcards: json.dumps(CONFIG["runtime_options"].get(wildcards.runtime, {})),
         on=lambda wildcards, input: f"--on {input.parent[0]}" if input.parent else "",
     shell:
         "python -m interference.images {wildcards.image:q} --runtime {wildcards.runtime} "
-        "{params.on} --base-image {params.base_image:q} --mirror {params.mirror:q} "
-        "--suite {params.suite:q} --out {output.image} --log {log}"
+        "--options {params.options:q} {params.on} --base-image {params.base_image:q} "
+        "--mirror {params.mirror:q} --suite {params.suite:q} --out {output.image} --log {log}"

@@ -1,27 +1,33 @@
-# Parsers: each run's raw files -> one tidy TSV; then the union of all runs.
+# Parsers: each run's raw files -> one tidy TSV (the study's parse()); then the union of a
+# study's runs. The study's code and the microservice parsers are inputs: editing a parser
+# reparses.
+
+PARSERS_CODE = sorted(str(p) for p in Path(SCRIPTS, "interference", "parsers").glob("*.py"))
 
 
 rule parse_run:
     input:
         meta=RUN_META,
+        code=study_code,
+        parsers=PARSERS_CODE,
     output:
         samples=PARSED_PATH,
     log:
-        "results/logs/parse/{host}/{runtime}/case{case}/{pair}/rep{rep}.log",
+        "results/logs/parse/{host}/{runtime}/{study}/{key}/rep{rep}.log",
     conda:
         "../envs/parse.yaml"
     shell:
-        "python -m interference.studies.pairs.parse {input.meta} {output.samples} > {log} 2>&1"
+        "python -m interference.parse {input.meta} {output.samples} > {log} 2>&1"
 
 
 rule merge_samples:
     input:
-        runs=all_parsed(),
+        runs=parsed_runs,
     output:
-        samples="results/parsed/samples.tsv",
+        samples="results/parsed/{study}/samples.tsv",
     log:
-        "results/logs/parse/merge.log",
+        "results/logs/parse/{study}/merge.log",
     conda:
         "../envs/parse.yaml"
     shell:
-        "python -m interference.studies.pairs.parse --merge {output.samples} {input.runs} > {log} 2>&1"
+        "python -m interference.parse --merge {output.samples} {input.runs} > {log} 2>&1"

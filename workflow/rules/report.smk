@@ -1,44 +1,52 @@
-# The paper: what ran (run_info: runs.tsv, environment.json from meta.json and image jsons,
-# never raw outputs) and report/paper.qmd rendered to report/paper.html from results/stats/.
+# The paper: what ran (run_table: results/stats/<study>/runs.tsv; environment:
+# results/stats/environment.json, from meta.json and image jsons, never raw outputs) and
+# report/paper.qmd with each study's section rendered to report/paper.html from results/stats/.
 # Quarto renders it where the CLI is installed; elsewhere nbclient + nbconvert do (see
-# scripts/interference/render_report.py). Editing the .qmd reruns the report rule only.
+# scripts/interference/render_report.py).
 
 REPORT_QMD = os.path.join(workflow.basedir, "report", "paper.qmd")
-REPORT_CSS = os.path.join(workflow.basedir, "report", "paper.css")
-PUBLISHED = [
-    os.path.join(workflow.basedir, "report", "published", name)
-    for name in ("means.tsv", "interference_ratios.tsv")
-]
-REPORT_CODE = [
-    os.path.join(SCRIPTS, "interference", name)
-    for name in ("render_report.py", "reporting.py")
-] + [
-    os.path.join(SCRIPTS, "interference", "report_template", name)
-    for name in ("index.html.j2", "conf.json")
-]
-
-
-# The microservices' declarations of the config (their changes rerun run_info).
-DECLARATIONS = sorted(
-    str(registry()[m].folder / "microservice.yaml") for m in CONFIG["microservices"]
+REPORT_FILES = sorted(
+    str(p)
+    for p in Path(workflow.basedir, "report").rglob("*")
+    if p.is_file() and p.suffix in (".qmd", ".css", ".tsv") and p.name != "paper.html"
 )
+REPORT_CODE = sorted(
+    str(p)
+    for folder in ("report", "report_template")
+    for p in Path(SCRIPTS, "interference", folder).glob("*")
+    if p.is_file()
+) + [os.path.join(SCRIPTS, "interference", "render_report.py")]
+RUN_INFO_CODE = os.path.join(SCRIPTS, "interference", "run_info.py")
 
 
-rule run_info:
+rule run_table:
+    input:
+        metas=lambda wildcards: run_metas(wildcards.study),
+        code=study_code,
+        step=RUN_INFO_CODE,
+    output:
+        runs="results/stats/{study}/runs.tsv",
+    log:
+        "results/logs/run_info/{study}.log",
+    conda:
+        "../envs/report.yaml"
+    shell:
+        "python -m interference.run_info --metas {input.metas:q} --runs {output.runs} > {log} 2>&1"
+
+
+rule environment:
     input:
         metas=all_run_metas(),
-        images=[
-            image_json(runtime, image)
-            for runtime in CONFIG["runtimes"]
-            for image in case_matrix.images_needed(CONFIG)
-        ],
-        declarations=DECLARATIONS,
-        code=os.path.join(SCRIPTS, "interference", "run_info.py"),
+        images=all_images(),
+        # The microservices' declarations (their changes rerun it).
+        declarations=sorted(
+            str(ms.folder / "microservice.yaml") for ms in registry().values()
+        ),
+        step=RUN_INFO_CODE,
     output:
-        runs="results/stats/runs.tsv",
         environment="results/stats/environment.json",
     log:
-        "results/logs/run_info.log",
+        "results/logs/run_info/environment.log",
     conda:
         "../envs/report.yaml"
     params:
@@ -48,22 +56,18 @@ rule run_info:
     shell:
         "python -m interference.run_info --config {params.config:q} "
         "--config-files {params.config_files:q} --metas {input.metas:q} "
-        "--images {input.images:q} --runs {output.runs} --environment {output.environment} "
-        "> {log} 2>&1"
+        "--images {input.images:q} --environment {output.environment} > {log} 2>&1"
 
 
 rule report:
     input:
-        qmd=REPORT_QMD,
-        css=REPORT_CSS,
-        summary="results/stats/summary.tsv",
-        interference="results/stats/interference.tsv",
-        anova="results/stats/anova.tsv",
-        posthoc="results/stats/posthoc.tsv",
-        runs="results/stats/runs.tsv",
+        tables=all_tables(),
+        runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         environment="results/stats/environment.json",
-        # The published tables that exist (one added later reruns the report).
-        published=lambda wildcards: [p for p in PUBLISHED if os.path.exists(p)],
+        sections=[
+            str(s.report_section) for s in STUDIES.values() if s.report_section
+        ],
+        files=REPORT_FILES,
         code=REPORT_CODE,
     output:
         html="report/paper.html",
@@ -72,7 +76,10 @@ rule report:
     conda:
         "../envs/report.yaml"
     params:
+        qmd=REPORT_QMD,
+        studies=list(STUDIES),
         published_dir=os.path.join(workflow.basedir, "report", "published"),
     shell:
-        "python -m interference.render_report {input.qmd:q} --out {output.html} "
-        "--stats-dir results/stats --published-dir {params.published_dir:q} > {log} 2>&1"
+        "python -m interference.render_report {params.qmd:q} --out {output.html} "
+        "--stats-dir results/stats --studies {params.studies} "
+        "--published-dir {params.published_dir:q} > {log} 2>&1"

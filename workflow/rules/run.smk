@@ -1,15 +1,16 @@
-# Benchmark runs: one job per (host, runtime, case, pair, repetition). The `measurement`
-# resource (1 unless --resources says otherwise) and a host-wide lock in the runner keep
+# Benchmark runs: one job per (host, runtime, study, run key, repetition), done by the
+# generic runner (interference.runner) with the study's execute(). The `measurement`
+# resource (1, from the workflow profile) and a host-wide lock in the runner keep
 # measurements from overlapping, whatever --cores says.
 
 
-rule run_case:
+rule run:
     input:
         images=run_images,
     output:
         meta=RUN_META,
     log:
-        "results/logs/run/{host}/{runtime}/case{case}/{pair}/rep{rep}.log",
+        "results/logs/run/{host}/{runtime}/{study}/{key}/rep{rep}.log",
     conda:
         "../envs/runner.yaml"
     resources:
@@ -17,5 +18,5 @@ rule run_case:
     params:
         settings=run_settings,
     shell:
-        "python -m interference.studies.pairs.execute --settings {params.settings:q} "
+        "python -m interference.runner --study {wildcards.study} --settings {params.settings:q} "
         "--images {input.images} --meta {output.meta} > {log} 2>&1"

@@ -1,23 +1,30 @@
-# Statistics of the tidy samples (interference.statistics): summary, interference ratios,
-# two-way ANOVA (+ Kruskal-Wallis where residuals are not normal) and Tukey HSD.
+# Statistics: one job per table a study declares (Study.tables in its module), e.g. the pair
+# study's summary, interference ratios, ANOVA, post hoc tests and runtime comparison. Its
+# code is an input: editing it recomputes the tables.
+
+STATISTICS_CODE = os.path.join(SCRIPTS, "interference", "statistics.py")
 
 
 rule statistics:
     input:
-        samples="results/parsed/samples.tsv",
+        unpack(table_inputs),
+        files=table_files,
+        code=study_code,
+        step=STATISTICS_CODE,
     output:
-        summary="results/stats/summary.tsv",
-        interference="results/stats/interference.tsv",
-        anova="results/stats/anova.tsv",
-        posthoc="results/stats/posthoc.tsv",
+        table=STATS_PATH,
     log:
-        "results/logs/statistics.log",
+        "results/logs/stats/{study}/{table}.log",
     conda:
         "../envs/stats.yaml"
     # Bootstraps and Tukey families run in parallel; results do not depend on the thread count.
-    # Snakemake scales threads down to --cores; this runs after every measurement has finished.
-    threads: 4
+    threads: 2
+    params:
+        inputs=lambda wildcards, input: " ".join(
+            f"--input {name}={path}"
+            for name, path in input.items()
+            if name not in ("files", "code", "step")
+        ),
     shell:
-        "python -m interference.studies.pairs.statistics --samples {input.samples} "
-        "--summary {output.summary} --interference {output.interference} "
-        "--anova {output.anova} --posthoc {output.posthoc} --jobs {threads} > {log} 2>&1"
+        "python -m interference.statistics --study {wildcards.study} --table {wildcards.table} "
+        "{params.inputs} --out {output.table} --jobs {threads} > {log} 2>&1"

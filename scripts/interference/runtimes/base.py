@@ -70,6 +70,8 @@ class ContainerSpec:
 class ContainerRuntime(abc.ABC):
     name: str
     capabilities: Capabilities
+    # JSON schema of runtime_options.<name> in a config (defaults declared); none by default.
+    options_schema: dict = {"type": "object", "additionalProperties": False, "properties": {}}
 
     def __init__(self, **options):
         # Per-runtime options from the config's runtime_options.<name> (validated there).

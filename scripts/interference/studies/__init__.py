@@ -1,0 +1,46 @@
+"""The study registry: every module or package in this folder that defines a Study subclass
+with a `name`. A new study kind is one file (or folder) here; nothing else changes."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+from interference.studies.base import RunKey, Study, StudyConfigError, Table
+
+HERE = Path(__file__).resolve().parent
+
+
+@functools.cache
+def registry() -> dict[str, Study]:
+    found: dict[str, Study] = {}
+    for info in pkgutil.iter_modules([str(HERE)]):
+        if info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for obj in vars(module).values():
+            if inspect.isclass(obj) and issubclass(obj, Study) and not inspect.isabstract(obj):
+                if obj.__module__ != module.__name__ and not obj.__module__.startswith(module.__name__ + "."):
+                    continue  # imported from elsewhere, not defined here
+                if obj.name in found:
+                    raise ValueError(f"study {obj.name!r} is defined twice ({module.__name__})")
+                found[obj.name] = obj()
+    return found
+
+
+def get(name: str) -> Study:
+    return registry()[name]
+
+
+def code_files(name: str) -> list[Path]:
+    """The study's source files: a change reruns its parse and statistics."""
+    path = Path(inspect.getfile(type(get(name))))
+    if path.name == "__init__.py":
+        return sorted(path.parent.rglob("*.py"))
+    return [path]
+
+
+__all__ = ["RunKey", "Study", "StudyConfigError", "Table", "code_files", "get", "registry"]

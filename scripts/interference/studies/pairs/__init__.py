@@ -1,0 +1,156 @@
+"""The papers' pair study (000, 002, 004): microservices alone with cgroup limits (Case 1) and
+in pairs — two in one container (2), two containers without (3a) or with (3b) limits.
+
+  run key   case<case>/<pair>, e.g. case1/L, case3b/L+S
+  runner    execute.py (CaseRun)      parser  parse.py
+  tables    statistics.py             report  section.qmd (+ report.py)"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import yaml
+
+from interference.microservices import registry as microservices
+from interference.studies.base import RunKey, Study, StudyConfigError, Table
+from interference.studies.pairs import cases, execute, parse, runs, statistics
+
+HERE = Path(__file__).resolve().parent
+
+
+def _samples_table(fn):
+    return lambda inputs, jobs: fn(statistics.read_samples(inputs["samples"]), jobs)
+
+
+def memory_mib(text: str) -> float:
+    """A docker memory value (512m, 2g, 1073741824) in MiB."""
+    scale = {"k": 1 / 1024, "m": 1, "g": 1024}
+    unit = text[-1].lower()
+    return float(text[:-1]) * scale[unit] if unit in scale else float(text) / 1024**2
+
+
+class PairsStudy(Study):
+    name = "pairs"
+    title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"
+    key_pattern = r"case(1|2|3a|3b)/[A-Z]+(\+[A-Z]+)?"
+    report_section = HERE / "section.qmd"
+    tables = {
+        "summary": Table(_samples_table(lambda s, jobs: statistics.summarize(s))),
+        "interference": Table(
+            _samples_table(lambda s, jobs: statistics.interference_ratios(s, jobs=jobs)), threads=4
+        ),
+        "anova": Table(_samples_table(lambda s, jobs: statistics.anova(s))),
+        "posthoc": Table(_samples_table(lambda s, jobs: statistics.posthoc(s, jobs)), threads=2),
+        "runtimes": Table(_samples_table(lambda s, jobs: statistics.runtime_ratios(s))),
+    }
+
+    def config_schema(self) -> dict:
+        schema = yaml.safe_load((HERE / "schema.yaml").read_text())
+        sizes = schema["properties"]["sizes"]
+        sizes["additionalProperties"] = False
+        sizes["properties"] = {
+            ms.id: {
+                "type": "object",
+                "additionalProperties": False,
+                "default": {},
+                "properties": {
+                    k: {kk: vv for kk, vv in v.items() if kk != "env"} for k, v in ms.parameters.items()
+                },
+            }
+            for ms in microservices().values()
+        }
+        return schema
+
+    def check(self, cfg: dict) -> None:
+        known = microservices()
+        for i, ms in enumerate(cfg["microservices"]):
+            if ms not in known:
+                raise StudyConfigError(
+                    f"key studies.pairs.microservices[{i}] has the unknown microservice {ms!r}; "
+                    f"known: {', '.join(sorted(known))} (each is a containers/<folder>/microservice.yaml)"
+                )
+        limits = cfg["limits"]
+        if "3b" in cfg["cases"] and limits["cpu_mode"] == "cpuset" and 2 * limits["cpus"] > os.cpu_count():
+            raise StudyConfigError(
+                f"key studies.pairs.limits.cpus has the value {limits['cpus']}, but Case 3b pins its two "
+                f"containers to disjoint cores and this host has {os.cpu_count()}; use at most "
+                f"{os.cpu_count() // 2} or limits.cpu_mode: quota"
+            )
+        if "B" in cfg["microservices"]:
+            self._check_bonnie(cfg["sizes"]["B"], limits["memory"])
+
+    @staticmethod
+    def _check_bonnie(sizes: dict, memory: str) -> None:
+        """The papers' rule: Bonnie++'s data set is at least twice the container's memory, so
+        the page cache cannot hold it (bonnie++ itself refuses less than twice its -r)."""
+        if sizes["file_size_mb"] < 2 * sizes["ram_mb"]:
+            raise StudyConfigError(
+                f"key studies.pairs.sizes.B.file_size_mb has the value {sizes['file_size_mb']}, but "
+                f"bonnie++ refuses a data set under twice sizes.B.ram_mb ({sizes['ram_mb']}); "
+                f"use at least {2 * sizes['ram_mb']}"
+            )
+        if sizes["ram_mb"] < memory_mib(memory):
+            raise StudyConfigError(
+                f"key studies.pairs.sizes.B.ram_mb has the value {sizes['ram_mb']}, below limits.memory "
+                f"({memory} = {memory_mib(memory):g} MiB): the papers' rule is a Bonnie++ data set of at "
+                f"least twice the container's memory; use sizes.B.ram_mb >= {memory_mib(memory):g}"
+            )
+
+    def needs(self, cfg: dict) -> set[str]:
+        ms = [microservices()[m] for m in cfg["microservices"]]
+        out = set()
+        if any(m.server for m in ms):
+            out.add("networks")
+        if any(m.scratch for m in ms):
+            out.add("volumes")
+        if {"1", "3b"} & set(cfg["cases"]):
+            out |= {"limit:memory", "limit:cpuset" if cfg["limits"]["cpu_mode"] == "cpuset" else "limit:cpus"}
+        return out
+
+    def runs(self, cfg: dict) -> list[RunKey]:
+        return [
+            RunKey(f"case{r['case']}/{r['pair']}", r["repetition"])
+            for r in cases.runs({**cfg, "runtimes": ["-"]})
+        ]
+
+    def images(self, cfg: dict) -> list[str]:
+        return cases.images_needed(cfg)
+
+    @staticmethod
+    def _split(key: str) -> tuple[str, str]:
+        case, pair = key.split("/")
+        return case.removeprefix("case"), pair
+
+    def run_images(self, cfg: dict, key: str) -> list[str]:
+        case, pair = self._split(key)
+        members = cases.members_of(pair)
+        # Network servers run from their microservice's image.
+        names = cases.image_for(case, members) + [m for m in members if microservices()[m].server]
+        return sorted(set(names))
+
+    def settings(self, cfg: dict, key: str) -> dict:
+        case, pair = self._split(key)
+        members = cases.members_of(pair)
+        out = {
+            "case": case,
+            "pair": pair,
+            "iteration_timeout_s": cfg["iteration_timeout_s"],
+            "limits": copy.deepcopy(cfg["limits"]),
+            "sizes": {m: cfg["sizes"][m] for m in members},
+        }
+        if case == "1":
+            out["iterations"] = cfg["iterations"]
+        else:
+            out["window_s"] = cfg["window_s"][case]
+        return out
+
+    def execute(self, run) -> dict:
+        return execute.execute(run)
+
+    def parse(self, meta: dict, raw_dir: Path):
+        return parse.parse(meta, raw_dir)
+
+    def run_row(self, meta: dict) -> dict:
+        return runs.run_row(meta)

@@ -1,6 +1,6 @@
-"""Run one (host, runtime, case, pair, repetition) and write its raw artifacts.
+"""One run of the pair study: (host, runtime, case, pair, repetition) and its raw artifacts.
 
-  results/raw/<host>/<runtime>/case<case>/<pair>/rep<n>/
+  results/raw/<host>/<runtime>/pairs/case<case>/<pair>/rep<n>/
       meta.json                     what ran, where, with which limits, and every iteration
       member<k>-<id>/iterNNNN.out   raw stdout of each iteration (.err: stderr)
       member<k>-<id>/iterations.tsv iteration, start, end, exit code (written in the container)
@@ -9,39 +9,22 @@
 
 Case 1 runs `iterations` fresh containers one after another. Cases 2/3 start both members
 together and loop until the window closes. A failing or hanging benchmark becomes a failed
-iteration in meta.json; only an unusable engine fails the job. Every container, network and
-volume the run made is removed at the end, also on error or SIGTERM/SIGINT."""
+iteration in meta.json; only an unusable engine fails the job. The generic runner
+(interference.runner) takes the lock, removes what the run made and writes meta.json."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import shutil
-import signal
-import sys
 import time
-import uuid
 from pathlib import Path
 
-from interference import hostinfo, runtimes
-from interference.studies.pairs.cases import image_for, limits_for, mark_overlap, members_of
-from interference.locks import measurement_lock
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
+from interference.studies.pairs.cases import image_for, limits_for, mark_overlap, members_of
 
-RUN_LABEL = "interference.run"
 START_MARGIN_S = 3.0  # time for all containers of a case to be created before they begin
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
 RESULTS_IN_CONTAINER = "/results"
-
-
-class Terminated(Exception):
-    pass
-
-
-def _terminate(signum, frame):
-    raise Terminated(f"signal {signum}")
 
 
 def status_of(exit_code: int, seconds: float, timeout_s: float) -> str:
@@ -100,17 +83,16 @@ def loop_command(
 
 
 class CaseRun:
-    def __init__(self, settings: dict, outdir: Path, rt=None):
-        self.s = settings
-        self.outdir = outdir
-        self.rt = rt or runtimes.get(settings["runtime"])
-        self.run_id = uuid.uuid4().hex[:12]
-        self.labels = {RUN_LABEL: self.run_id}
+    """One pair run on the runner's RunContext (runtime, raw folder, images, records)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.s = ctx.settings
+        self.outdir = ctx.outdir
         self.ms = registry()
-        self.members = members_of(settings["pair"])
-        self.images = settings["images"]  # image name -> {"ref", "id"}
-        self.containers: list[dict] = []  # what was started, for meta.json
-        self.events: list[str] = []
+        self.members = members_of(self.s["pair"])
+        self.network = None
+        self.servers: dict[int, str] = {}
 
     # -- container specs -------------------------------------------------------------
     def member_dir(self, k: int) -> str:
@@ -124,15 +106,19 @@ class CaseRun:
 
     def server_env(self, k: int) -> list[str]:
         """`env SERVER_HOST=...` for member k's loop when it measures against a server."""
-        return ["env", f"SERVER_HOST={self.servers[k]}"] if k in self.servers else []
+        if k not in self.servers:
+            return []
+        return ["env", f"SERVER_HOST={self.ctx.runtime.address_of(self.servers[k])}"]
 
     def spec(self, name: str, image: str, command: list[str], ids, limits: dict) -> ContainerSpec:
         volumes = [
-            (self.volume_name(i, name), self.ms[i].scratch) for i in dict.fromkeys(ids) if self.ms[i].scratch
+            (f"{name}-scratch-{i.lower()}", self.ms[i].scratch)
+            for i in dict.fromkeys(ids)
+            if self.ms[i].scratch
         ]
         return ContainerSpec(
             name=name,
-            image=self.images[image]["id"],
+            image=self.ctx.images[image]["id"],
             command=command,
             env=self.env_for(ids),
             cpuset=limits.get("cpuset"),
@@ -141,64 +127,30 @@ class CaseRun:
             binds=[(str(self.outdir), RESULTS_IN_CONTAINER)],
             volumes=volumes,
             network=self.network,
-            labels=self.labels,
+            labels=self.ctx.labels,
         )
-
-    def volume_name(self, ms_id: str, container: str) -> str:
-        return f"{container}-scratch-{ms_id.lower()}"
-
-    def _start(self, spec: ContainerSpec, role: str) -> None:
-        for volume, _ in spec.volumes:
-            self.rt.create_volume(volume, self.labels)
-        self.containers.append(
-            {
-                "name": spec.name,
-                "role": role,
-                "argv": self.rt.run_argv(spec),
-                "limits_requested": spec.limits(),
-                "image": spec.image,
-            }
-        )
-        self.rt.start(spec)
-
-    def _wait_all(self, names: list[str], deadline: float) -> dict:
-        codes = {}
-        for name in names:
-            code = self.rt.wait(name, deadline - time.time())
-            if code is None:
-                self.events.append(
-                    f"{name} still running {WAIT_MARGIN_S:.0f} s after its last possible iteration: killed"
-                )
-            codes[name] = code
-        with open(self.outdir / "containers.log", "a") as f:
-            for name in names:
-                f.write(f"==== {name} ====\n{self.rt.logs(name)}\n")
-        return codes
 
     # -- network servers (network microservices measure against a server container) -----
     def start_servers(self) -> None:
         """One server container per member that needs one (iperf3 serves one client at a
         time), outside the measured containers and unlimited, like the papers' netserver."""
-        self.network = None
-        self.servers: dict[int, str] = {}
         needing = [k for k, m in enumerate(self.members) if self.ms[m].server]
         if not needing:
             return
-        self.network = f"interference-{self.run_id}"
-        self.rt.create_network(self.network, self.labels)
+        self.network = self.ctx.name("net")
+        self.ctx.runtime.create_network(self.network, self.ctx.labels)
         for k in needing:
             server = self.ms[self.members[k]].server
-            name = f"interference-{self.run_id}-server{k + 1}"
             spec = ContainerSpec(
-                name=name,
-                image=self.images[self.members[k]]["id"],
+                name=self.ctx.name(f"server{k + 1}"),
+                image=self.ctx.images[self.members[k]]["id"],
                 command=server["command"],
                 cpuset=server.get("cpuset"),
                 network=self.network,
-                labels=self.labels,
+                labels=self.ctx.labels,
             )
-            self._start(spec, f"server for member{k + 1}")
-            self.servers[k] = name
+            self.ctx.start(spec, f"server for member{k + 1}")
+            self.servers[k] = spec.name
         time.sleep(max(self.ms[self.members[k]].server.get("ready_after_s", 1.0) for k in needing))
 
     # -- the cases ---------------------------------------------------------------------
@@ -206,13 +158,13 @@ class CaseRun:
         ms_id = self.members[0]
         limits = limits_for("1", 0, self.s["limits"])
         for it in range(1, self.s["iterations"] + 1):
-            name = f"interference-{self.run_id}-{it:04d}"
+            name = self.ctx.name(f"{it:04d}")
             cmd = self.server_env(0) + loop_command(
                 ms_id, self.member_dir(0), it, time.time(), "count", 1, self.s["iteration_timeout_s"]
             )
-            self._start(self.spec(name, ms_id, cmd, [ms_id], limits), "member1")
-            self._wait_all([name], time.time() + self.s["iteration_timeout_s"] + WAIT_MARGIN_S)
-            self.rt.remove(name)  # the papers' `docker run --rm`: a fresh container each iteration
+            self.ctx.start(self.spec(name, ms_id, cmd, [ms_id], limits), "member1")
+            self.ctx.wait_all([name], time.time() + self.s["iteration_timeout_s"] + WAIT_MARGIN_S)
+            self.ctx.runtime.remove(name)  # the papers' `docker run --rm`: a fresh container each iteration
 
     def run_concurrent(self) -> None:
         case = self.s["case"]
@@ -231,51 +183,31 @@ class CaseRun:
                 for k, m in enumerate(self.members)
             ]
             cmd = ["sh", "-c", " ".join(loops) + " wait"]
-            name = f"interference-{self.run_id}-pair"
+            name = self.ctx.name("pair")
             image = image_for("2", self.members)[0]
-            self._start(
+            self.ctx.start(
                 self.spec(name, image, cmd, self.members, limits_for("2", 0, self.s["limits"])),
                 "member1+member2",
             )
             names.append(name)
         else:
             for k, m in enumerate(self.members):
-                name = f"interference-{self.run_id}-member{k + 1}"
+                name = self.ctx.name(f"member{k + 1}")
                 cmd = self.server_env(k) + loop_command(
                     m, self.member_dir(k), 1, start_at, "until", deadline, timeout_s
                 )
-                self._start(
+                self.ctx.start(
                     self.spec(name, m, cmd, [m], limits_for(case, k, self.s["limits"])), f"member{k + 1}"
                 )
                 names.append(name)
         if time.time() > start_at:
-            self.events.append(
-                "containers took longer than the start margin to create; "
-                "samples before the overlap are marked"
+            self.ctx.events.append(
+                "containers took longer than the start margin to create; samples before the overlap are marked"
             )
-        self._wait_all(names, deadline + timeout_s + WAIT_MARGIN_S)
+        self.ctx.wait_all(names, deadline + timeout_s + WAIT_MARGIN_S)
 
-    # -- the whole run -----------------------------------------------------------------
-    def execute(self) -> dict:
-        if self.outdir.exists():  # a forced rerun replaces the old raw files of this run only
-            shutil.rmtree(self.outdir)
-        self.outdir.mkdir(parents=True)
-        meta = {
-            "settings": self.s,
-            "run_id": self.run_id,
-            "host_info": hostinfo.describe(),
-            "runtime_info": self.rt.describe(),
-            "started": time.time(),
-        }
-        try:
-            self.start_servers()
-            if self.s["case"] == "1":
-                self.run_case1()
-            else:
-                self.run_concurrent()
-        finally:
-            meta["leftovers_removed"] = self.rt.remove_labelled(RUN_LABEL, self.run_id)
-        meta["finished"] = time.time()
+    # -- what meta.json gets -----------------------------------------------------------
+    def results(self) -> dict:
         members = []
         for k, m in enumerate(self.members):
             d = self.outdir / self.member_dir(k)
@@ -288,62 +220,28 @@ class CaseRun:
                     "iterations": read_iterations(d, self.s["iteration_timeout_s"]),
                 }
             )
+        out = {}
         if self.s["case"] == "1":
             for it in members[0]["iterations"]:
                 it["in_overlap"] = True
-            meta["overlap"] = None
+            out["overlap"] = None
         else:
             lo, hi = mark_overlap([m["iterations"] for m in members])
-            meta["overlap"] = {"start": lo, "end": hi, "window_s": self.s["window_s"]}
-        meta["members"] = members
-        meta["containers"] = self.containers
-        meta["events"] = self.events
+            out["overlap"] = {"start": lo, "end": hi, "window_s": self.s["window_s"]}
+        out["members"] = members
         its = [it for m in members for it in m["iterations"]]
-        meta["n_iterations"] = len(its)
-        meta["n_failed"] = sum(it["status"] != "ok" for it in its)
+        out["n_iterations"] = len(its)
+        out["n_failed"] = sum(it["status"] != "ok" for it in its)
         if self.s["case"] == "1":
-            meta["n_failed"] += self.s["iterations"] - len(its)  # containers that never ran an iteration
-        return meta
+            out["n_failed"] += self.s["iterations"] - len(its)  # containers that never ran an iteration
+        return out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--settings", required=True, help="JSON: the run's slice of the config")
-    ap.add_argument("--images", nargs="+", type=Path, required=True, help="image json files it uses")
-    ap.add_argument(
-        "--meta", type=Path, required=True, help="meta.json to write (its folder gets the raw files)"
-    )
-    a = ap.parse_args(argv)
-    settings = json.loads(a.settings)
-    settings["images"] = {}
-    for p in a.images:
-        d = json.loads(p.read_text())
-        settings["images"][d["image"]] = {"ref": d["ref"], "id": d["id"]}
-    signal.signal(signal.SIGTERM, _terminate)
-    try:
-        run = CaseRun(settings, a.meta.parent)
-        run.rt.describe()  # fail with how-to-start before anything is made
-    except runtimes.RuntimeUnavailable as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    with measurement_lock():
-        print(
-            f"run {run.run_id}: case {settings['case']} {settings['pair']} rep {settings['repetition']}",
-            flush=True,
-        )
-        meta = run.execute()
-    tmp = a.meta.with_suffix(".tmp")
-    tmp.write_text(json.dumps(meta, indent=1) + "\n")
-    tmp.rename(a.meta)  # meta.json appears only complete: an interrupted run leaves none
-    print(
-        f"{meta['n_iterations']} iterations, {meta['n_failed']} failed; removed {len(meta['leftovers_removed'])} "
-        f"containers, networks or volumes at the end",
-        flush=True,
-    )
-    for e in meta["events"]:
-        print("event:", e, flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def execute(ctx) -> dict:
+    run = CaseRun(ctx)
+    run.start_servers()
+    if run.s["case"] == "1":
+        run.run_case1()
+    else:
+        run.run_concurrent()
+    return run.results()

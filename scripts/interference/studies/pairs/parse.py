@@ -3,16 +3,12 @@
 Columns: host, runtime, case, target, partner, repetition, member, iteration, metric, value,
 unit, higher_is_better, start, end, in_overlap, status. A failed iteration or an unusable
 output becomes rows with an empty value and a status saying what went wrong, and a log line
-naming the file: never a silent number, never a crash of the whole parse.
-
-  python -m interference.studies.pairs.parse META.json OUT.tsv          one run
-  python -m interference.studies.pairs.parse --merge OUT.tsv IN.tsv...   the union of all runs"""
+naming the file: never a silent number, never a crash of the whole parse."""
 
 from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -42,9 +38,11 @@ log = logging.getLogger("parse")
 
 
 def parse_run(meta_path: Path) -> pd.DataFrame:
-    meta = json.loads(meta_path.read_text())
+    return parse(json.loads(meta_path.read_text()), meta_path.parent)
+
+
+def parse(meta: dict, raw_dir: Path) -> pd.DataFrame:
     s = meta["settings"]
-    raw_dir = meta_path.parent
     ms = registry()
     members = [m["microservice"] for m in meta["members"]]
     rows = []
@@ -92,36 +90,3 @@ def parse_run(meta_path: Path) -> pd.DataFrame:
                     }
                 )
     return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def write(df: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(path, sep="\t", index=False, float_format="%.6f")
-
-
-def read(path: Path) -> pd.DataFrame:
-    return pd.read_csv(
-        path, sep="\t", dtype={"case": str, "partner": str}, keep_default_na=False, na_values={"value": [""]}
-    )
-
-
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
-    if argv and argv[0] == "--merge":
-        out, inputs = Path(argv[1]), [Path(p) for p in argv[2:]]
-        frames = [read(p) for p in inputs]
-        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
-        write(df, out)
-        log.info("%d samples from %d runs -> %s", len(df), len(inputs), out)
-        return 0
-    meta, out = Path(argv[0]), Path(argv[1])
-    df = parse_run(meta)
-    write(df, out)
-    bad = (df["status"] != "ok").sum()
-    log.info("%s: %d rows, %d not ok -> %s", meta, len(df), bad, out)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -29,11 +29,14 @@ from scipy import optimize, stats
 from statsmodels.sandbox.stats.multicomp import tukeyhsd
 from statsmodels.stats.libqsturng import qsturng
 
+from interference.descriptive import CONFIDENCE, STAT_COLUMNS, describe, prepare
+from interference.descriptive import join as _join
+from interference.descriptive import valid as _valid
+
 BASELINE = "1"
 GROUP = ["host", "runtime", "case", "target", "partner", "metric"]
 # One ANOVA / one Tukey family per host, runtime, target and metric.
 FAMILY = ["host", "runtime", "target", "metric"]
-CONFIDENCE = 0.95
 ALPHA = 1 - CONFIDENCE
 N_RESAMPLES = 2000
 SEED = 20240601
@@ -43,24 +46,7 @@ SMALL_N = 10
 # a ratio of two noises would be a meaningless (often huge) F.
 REL_TOL = 1e-12
 
-SUMMARY_COLUMNS = GROUP + [
-    "n",
-    "mean",
-    "median",
-    "trimmed_mean",
-    "min",
-    "max",
-    "sd",
-    "cv",
-    "ci_low",
-    "ci_high",
-    "ci_method",
-    "unit",
-    "higher_is_better",
-    "n_excluded_overlap",
-    "n_excluded_failed",
-    "note",
-]
+SUMMARY_COLUMNS = GROUP + STAT_COLUMNS
 INTERFERENCE_COLUMNS = GROUP[:5] + [
     "metric",
     "unit",
@@ -131,35 +117,8 @@ def read_samples(path: Path) -> pd.DataFrame:
     )
 
 
-def _as_bool(s: pd.Series) -> pd.Series:
-    if s.dtype == bool:
-        return s
-    return s.map(lambda x: str(x).strip().lower() in ("true", "1", "yes")).astype(bool)
-
-
 def _prepare(samples: pd.DataFrame) -> pd.DataFrame:
-    """A normalised copy with the flags `_failed` and `_outside` (mutually exclusive)."""
-    df = samples.copy()
-    for c in ["host", "runtime", "case", "target", "partner", "metric", "unit", "status"]:
-        if c not in df:
-            df[c] = ""
-        df[c] = df[c].fillna("").astype(str)
-    df["value"] = pd.to_numeric(df.get("value", np.nan), errors="coerce").astype(float)
-    df["higher_is_better"] = _as_bool(df.get("higher_is_better", pd.Series(True, index=df.index)))
-    df["in_overlap"] = _as_bool(df.get("in_overlap", pd.Series(True, index=df.index)))
-    # A sample that failed is counted as failed even when it was also outside the overlap;
-    # status "ok" without a value is a failure too (it cannot enter any statistic).
-    df["_failed"] = (df["status"] != "ok") | df["value"].isna()
-    df["_outside"] = ~df["_failed"] & ~df["in_overlap"]
-    return df
-
-
-def _valid(df: pd.DataFrame) -> pd.DataFrame:
-    return df[~df["_failed"] & ~df["_outside"]]
-
-
-def _join(notes) -> str:
-    return "; ".join(n for n in notes if n)
+    return prepare(samples, GROUP)
 
 
 def _map(fn, tasks: list, jobs: int) -> list:
@@ -174,68 +133,9 @@ def _map(fn, tasks: list, jobs: int) -> list:
 # Summary
 
 
-def trimmed_mean(values) -> float:
-    """The papers' trimmed mean: the mean of the values within [P10, P90], bounds inclusive.
-
-    NaN when no value lies in the window (only with two distinct values)."""
-    v = np.asarray(values, dtype=float)
-    if v.size == 0:
-        return np.nan
-    lo, hi = np.percentile(v, [10, 90])
-    kept = v[(v >= lo) & (v <= hi)]
-    return float(kept.mean()) if kept.size else np.nan
-
-
 def summarize(samples: pd.DataFrame) -> pd.DataFrame:
     """One row per host, runtime, case, target, partner, metric (see SUMMARY_COLUMNS)."""
-    df = _prepare(samples)
-    if df.empty:
-        return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    g = df.groupby(GROUP, sort=True)
-    out = g.agg(
-        unit=("unit", "first"),
-        higher_is_better=("higher_is_better", "first"),
-        n_excluded_overlap=("_outside", "sum"),
-        n_excluded_failed=("_failed", "sum"),
-    )
-    v = _valid(df).groupby(GROUP, sort=True)["value"]
-    st = v.agg(["count", "mean", "median", "min", "max", "std", "sem"])
-    st["trimmed_mean"] = v.agg(trimmed_mean)
-    out = out.join(st, how="left").reset_index()
-    out["n"] = out.pop("count").fillna(0).astype(int)
-    # Identical values have zero spread; pandas' std can return rounding noise (1e-17) there.
-    constant = (out["n"] >= 2) & (out["min"] == out["max"])
-    out["sd"] = out.pop("std").mask(constant, 0.0)
-    n, mean, sd, sem = out["n"], out["mean"], out["sd"], out.pop("sem").mask(constant, 0.0)
-    out["cv"] = (sd / mean).where(mean != 0)
-    # Student t interval of the mean: mean ± t(0.975, n-1) · sd/√n.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        low, high = stats.t.interval(CONFIDENCE, df=(n - 1).clip(lower=1), loc=mean, scale=sem)
-    has_spread = (n >= 2) & (sem > 0)
-    zero_var = (n >= 2) & (sem == 0)
-    # With zero variance the t interval degenerates to the mean itself (scipy says NaN).
-    out["ci_low"] = np.where(has_spread, low, np.where(zero_var, mean, np.nan))
-    out["ci_high"] = np.where(has_spread, high, np.where(zero_var, mean, np.nan))
-    out["ci_method"] = "t"
-    notes = []
-    for r in out.itertuples(index=False):
-        note = []
-        if r.n == 0:
-            note.append(
-                f"no valid samples ({r.n_excluded_failed} failed, {r.n_excluded_overlap} outside the overlap)"
-            )
-        elif r.n == 1:
-            note.append("n=1: sd, cv and CI undefined")
-        else:
-            if r.sd == 0:
-                note.append("zero variance: CI is the mean")
-            if np.isnan(r.trimmed_mean):
-                note.append("trimmed mean undefined: no sample within [P10, P90]")
-        if r.n > 0 and r.mean == 0:
-            note.append("mean is 0: cv undefined")
-        notes.append(_join(note))
-    out["note"] = notes
-    return out[SUMMARY_COLUMNS]
+    return describe(samples, GROUP)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -661,3 +561,97 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ---------------------------------------------------------------------------------------------
+# Runtimes: the Case 1 baseline of each runtime against a reference runtime
+
+RUNTIME_COLUMNS = [
+    "host",
+    "target",
+    "metric",
+    "unit",
+    "higher_is_better",
+    "runtime",
+    "reference",
+    "n",
+    "mean",
+    "reference_n",
+    "reference_mean",
+    "relative",
+    "relative_ci_low",
+    "relative_ci_high",
+    "relative_ci_method",
+    "reason",
+]
+# Bare metal is the reference where it ran; else Docker, else the first runtime by name.
+REFERENCE_ORDER = ("host", "docker")
+
+
+def reference_runtime(runtimes) -> str:
+    present = sorted(set(runtimes))
+    return next((r for r in REFERENCE_ORDER if r in present), present[0])
+
+
+def relative_value(mean: float, reference_mean: float, higher_is_better: bool) -> float:
+    """Performance relative to the reference: > 1 is better, whatever the metric's direction."""
+    return mean / reference_mean if higher_is_better else reference_mean / mean
+
+
+def _relative_ci(x, ref, higher_is_better, n_resamples, seed, key):
+    def statistic(a, b, axis=-1):
+        return relative_value(np.mean(a, axis=axis), np.mean(b, axis=axis), higher_is_better)
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for method in ("BCa", "percentile"):
+            res = stats.bootstrap(
+                (np.asarray(x, float), np.asarray(ref, float)),
+                statistic,
+                n_resamples=n_resamples,
+                paired=False,
+                vectorized=True,
+                confidence_level=CONFIDENCE,
+                method=method,
+                rng=_rng(seed, key),
+            )
+            low, high = res.confidence_interval
+            if np.isfinite(low) and np.isfinite(high):
+                return float(low), float(high), f"bootstrap_{method.lower()}_{n_resamples}"
+    return np.nan, np.nan, ""
+
+
+def runtime_ratios(samples: pd.DataFrame, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> pd.DataFrame:
+    """Case 1 means of every runtime relative to the reference runtime of the same host."""
+    df = _valid(_prepare(samples))
+    df = df[df["case"] == BASELINE]
+    rows = []
+    for host, d in df.groupby("host", sort=True):
+        ref = reference_runtime(d["runtime"])
+        for (target, metric), g in d.groupby(["target", "metric"], sort=True):
+            base = g.loc[g["runtime"] == ref, "value"].to_numpy()
+            hib = bool(g["higher_is_better"].iloc[0])
+            for runtime, x in g.groupby("runtime", sort=True)["value"]:
+                x = x.to_numpy()
+                row = dict(
+                    host=host, target=target, metric=metric, unit=g["unit"].iloc[0], higher_is_better=hib,
+                    runtime=runtime, reference=ref, n=x.size, mean=x.mean(), reference_n=base.size,
+                    reference_mean=base.mean() if base.size else np.nan,
+                )  # fmt: skip
+                low = high = np.nan
+                method, reason = "", ""
+                if base.size == 0:
+                    reason = f"no Case 1 samples on {ref}"
+                elif runtime == ref:
+                    low = high = 1.0
+                    method, reason = "reference", "the reference itself"
+                elif min(x.size, base.size) < 2:
+                    reason = "fewer than 2 samples on a side: no interval"
+                else:
+                    low, high, method = _relative_ci(
+                        x, base, hib, n_resamples, seed, (host, target, metric, runtime)
+                    )
+                rel = relative_value(row["mean"], row["reference_mean"], hib) if base.size else np.nan
+                rows.append(dict(row, relative=rel, relative_ci_low=low, relative_ci_high=high,
+                                 relative_ci_method=method, reason=reason))  # fmt: skip
+    return pd.DataFrame(rows, columns=RUNTIME_COLUMNS)

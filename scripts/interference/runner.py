@@ -1,0 +1,155 @@
+"""The generic runner: one run of any study on any runtime.
+
+  python -m interference.runner --study S --settings JSON --images I.json... --meta M/meta.json
+
+What every study needs, done once here: the preflight check of the runtime, the host-wide
+measurement lock, SIGTERM/SIGINT turned into a clean stop, a fresh raw folder, provenance
+(host, runtime, settings), removal of everything the run made (always, also on error), and
+meta.json written atomically and last, so an interrupted run leaves none and is run again.
+What is particular to the study is in its execute()."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from interference import hostinfo, runtimes, studies
+from interference.locks import measurement_lock
+from interference.runtimes import ContainerSpec
+
+RUN_LABEL = "interference.run"
+
+
+class Terminated(Exception):
+    pass
+
+
+def _terminate(signum, frame):
+    raise Terminated(f"signal {signum}")
+
+
+class RunContext:
+    """What a study's execute() gets: the runtime, the raw folder, the images and helpers that
+    record what was started (for meta.json) and what happened (events)."""
+
+    def __init__(self, settings: dict, outdir: Path, rt, images: dict):
+        self.settings = settings
+        self.outdir = outdir
+        self.runtime = rt
+        self.images = images  # image name -> {"ref", "id"}
+        self.run_id = uuid.uuid4().hex[:12]
+        self.labels = {RUN_LABEL: self.run_id}
+        self.containers: list[dict] = []
+        self.events: list[str] = []
+
+    def name(self, suffix: str) -> str:
+        """A name for something this run makes: unique, and tied to the run."""
+        return f"interference-{self.run_id}-{suffix}"
+
+    def start(self, spec: ContainerSpec, role: str) -> None:
+        """Create spec's volumes, start it and record its command line and requested limits."""
+        for volume, _ in spec.volumes:
+            self.runtime.create_volume(volume, self.labels)
+        self.containers.append(
+            {
+                "name": spec.name,
+                "role": role,
+                "argv": self.runtime.run_argv(spec),
+                "limits_requested": spec.limits(),
+                "image": spec.image,
+            }
+        )
+        self.runtime.start(spec)
+
+    def wait_all(self, names: list[str], deadline: float, log_name: str = "containers.log") -> dict:
+        """Wait for each until the deadline (a stuck one is recorded), then append their logs."""
+        codes = {}
+        for name in names:
+            code = self.runtime.wait(name, deadline - time.time())
+            if code is None:
+                self.events.append(f"{name} still running at its deadline: killed")
+            codes[name] = code
+        with open(self.outdir / log_name, "a") as f:
+            for name in names:
+                f.write(f"==== {name} ====\n{self.runtime.logs(name)}\n")
+        return codes
+
+
+def execute(study, ctx: RunContext) -> dict:
+    """Run the study in a fresh raw folder; cleanup is unconditional."""
+    if ctx.outdir.exists():  # a forced rerun replaces the old raw files of this run only
+        shutil.rmtree(ctx.outdir)
+    ctx.outdir.mkdir(parents=True)
+    meta = {
+        "study": study.name,
+        "settings": ctx.settings,
+        "run_id": ctx.run_id,
+        "host_info": hostinfo.describe(),
+        "runtime_info": ctx.runtime.describe(),
+        "started": time.time(),
+    }
+    try:
+        meta.update(study.execute(ctx))
+    finally:
+        meta["leftovers_removed"] = ctx.runtime.remove_labelled(RUN_LABEL, ctx.run_id)
+    meta["finished"] = time.time()
+    meta["containers"] = ctx.containers
+    meta["events"] = ctx.events
+    return meta
+
+
+def write_meta(meta: dict, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(meta, indent=1) + "\n")
+    tmp.rename(path)  # meta.json appears only complete
+
+
+def read_images(paths) -> dict:
+    images = {}
+    for p in paths:
+        d = json.loads(Path(p).read_text())
+        images[d["image"]] = {"ref": d["ref"], "id": d["id"]}
+    return images
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--study", required=True)
+    ap.add_argument("--settings", required=True, help="JSON: the run's slice of the config")
+    ap.add_argument("--images", nargs="*", type=Path, default=[], help="image json files it uses")
+    ap.add_argument(
+        "--meta", type=Path, required=True, help="meta.json to write (its folder gets the raw files)"
+    )
+    a = ap.parse_args(argv)
+    settings = json.loads(a.settings)
+    study = studies.get(a.study)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        rt = runtimes.get(settings["runtime"], settings.get("runtime_options"))
+        rt.check()  # fail with what is missing before anything is made
+    except runtimes.RuntimeUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    ctx = RunContext(settings, a.meta.parent, rt, read_images(a.images))
+    with measurement_lock():
+        print(f"run {ctx.run_id}: {study.name} {a.meta.parent}", flush=True)
+        meta = execute(study, ctx)
+    write_meta(meta, a.meta)
+    print(
+        f"{meta.get('n_iterations', '?')} iterations, {meta.get('n_failed', '?')} failed; "
+        f"removed {len(meta['leftovers_removed'])} things the run made at the end",
+        flush=True,
+    )
+    for e in meta["events"]:
+        print("event:", e, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""What a study kind declares. One module (or package) under studies/ per kind; the registry
+(studies/__init__.py) finds it by its `name`, and the workflow, the generic runner
+(interference.runner), the parser step (interference.parse), the statistics step
+(interference.statistics) and the report ask it for everything that is particular to it."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from interference.runner import RunContext
+
+
+class StudyConfigError(ValueError):
+    """A study's config part is invalid; the message names the key and the value."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """One statistics output, results/stats/<study>/<name>.tsv.
+
+    compute(inputs, jobs) gets a dict of paths: "samples" (the study's tidy samples) and each
+    other table named in `needs`, which it reads itself; `files` are further inputs (e.g.
+    published data) whose change reruns it."""
+
+    compute: Callable[[dict[str, Path], int], pd.DataFrame]
+    needs: tuple[str, ...] = ("samples",)
+    files: tuple[Path, ...] = ()
+    # Processes it can use (its results do not depend on the count).
+    threads: int = 1
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """One run of a study: its key (a relative path, e.g. case3b/L+S) and repetition."""
+
+    key: str
+    repetition: int
+
+
+class Study(abc.ABC):
+    # The config key under `studies:` and the path segment of its results.
+    name: ClassVar[str]
+    title: ClassVar[str]
+    # JSON schema of the study's config part (with defaults); `runtimes` is added by the registry.
+    schema: ClassVar[dict]
+    # Regex of a run key; the workflow's wildcard constraint is the union over all studies.
+    key_pattern: ClassVar[str]
+    # Statistics outputs by name.
+    tables: ClassVar[dict[str, Table]] = {}
+    # The report section (a .qmd fragment); None: the generic section (summary table).
+    report_section: ClassVar[Path | None] = None
+
+    def config_schema(self) -> dict:
+        """The schema of studies.<name>; a study whose schema depends on declarations overrides it."""
+        return self.schema
+
+    def check(self, cfg: dict) -> None:
+        """Checks beyond the schema (raise StudyConfigError)."""
+
+    def needs(self, cfg: dict) -> set[str]:
+        """Runtime capabilities the study needs with this config (names as in Capabilities.lacks)."""
+        return set()
+
+    @abc.abstractmethod
+    def runs(self, cfg: dict) -> list[RunKey]:
+        """Every run of the config (each runtime runs all of them)."""
+
+    def images(self, cfg: dict) -> list[str]:
+        """Image names the study needs (base, a microservice id, or a stack like L+S)."""
+        return ["base"]
+
+    def run_images(self, cfg: dict, key: str) -> list[str]:
+        """The images one run uses."""
+        return ["base"]
+
+    @abc.abstractmethod
+    def settings(self, cfg: dict, key: str) -> dict:
+        """The run's slice of the config: a change reruns exactly the runs it touches."""
+
+    @abc.abstractmethod
+    def execute(self, run: RunContext) -> dict:
+        """Do one run on run.runtime, writing raw files into run.outdir; return meta.json fields."""
+
+    @abc.abstractmethod
+    def parse(self, meta: dict, raw_dir: Path) -> pd.DataFrame:
+        """One run's raw files -> tidy rows (a status column says what went wrong, never a crash)."""
+
+    def run_row(self, meta: dict) -> dict:
+        """The study's columns of runs.tsv for one run (besides the generic ones)."""
+        return {}

@@ -1,0 +1,92 @@
+"""The pair study's columns of runs.tsv: case, pair, overlap window, and for each member the
+cgroup limits requested and read back inside its container, and whether they match."""
+
+from __future__ import annotations
+
+# The limits a run records, as columns of runs.tsv (per member k: member<k>_<key>).
+REQUESTED_KEYS = ("cpuset", "cpus", "memory")
+READ_BACK_KEYS = ("cpuset", "cpu_quota_us", "cpu_period_us", "memory_max", "nproc", "cgroup_version")
+
+
+def memory_bytes(text) -> int | None:
+    """Docker's memory notation (512m, 2g, 1073741824) in bytes; None when not a limit."""
+    if text is None or text == "":
+        return None
+    s = str(text).strip().lower()
+    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
+    if s[-1] in units:
+        return int(float(s[:-1]) * units[s[-1]])
+    try:
+        return int(float(s))
+    except ValueError:
+        return None
+
+
+def _member_container(meta: dict, k: int) -> dict | None:
+    """The container member k (1-based) ran in: its own, or the shared Case 2 container."""
+    for c in meta.get("containers", []):
+        roles = c.get("role", "").split("+")
+        if f"member{k}" in roles:
+            return c
+    return None
+
+
+def limits_match(requested: dict, read_back: dict) -> str:
+    """'yes' when every requested limit is what the container read back, else what differs;
+    'unlimited' when nothing was requested (the container shares the host)."""
+    diffs = []
+    if requested.get("cpuset") and read_back.get("cpuset") not in (None, requested["cpuset"]):
+        diffs.append(f"cpuset {requested['cpuset']} read {read_back.get('cpuset')}")
+    want_mem = memory_bytes(requested.get("memory"))
+    got_mem = memory_bytes(read_back.get("memory_max"))
+    if want_mem is not None and got_mem != want_mem:
+        diffs.append(f"memory {requested['memory']} read {read_back.get('memory_max')}")
+    if requested.get("cpus") not in (None, ""):
+        quota, period = read_back.get("cpu_quota_us"), read_back.get("cpu_period_us")
+        try:
+            got = float(quota) / float(period)
+        except (TypeError, ValueError, ZeroDivisionError):
+            got = None
+        if got is None or abs(got - float(requested["cpus"])) > 1e-6:
+            diffs.append(f"cpus {requested['cpus']} read quota {quota}/{period}")
+    if not any(requested.get(k) not in (None, "") for k in REQUESTED_KEYS):
+        return "unlimited"
+    return "yes" if not diffs else "; ".join(diffs)
+
+
+def run_row(meta: dict) -> dict:
+    """The pair study's columns of runs.tsv: case, pair, overlap and each member's limits."""
+    s = meta["settings"]
+    overlap = meta.get("overlap") or {}
+    row = {
+        "case": str(s["case"]),
+        "pair": s["pair"],
+        "iterations_requested": s.get("iterations"),
+        "window_s": s.get("window_s"),
+        "n_in_overlap": sum(
+            bool(it.get("in_overlap")) for m in meta.get("members", []) for it in m.get("iterations", [])
+        ),
+        "overlap_start": overlap.get("start"),
+        "overlap_end": overlap.get("end"),
+        "overlap_s": (overlap["end"] - overlap["start"])
+        if overlap.get("start") is not None and overlap.get("end") is not None
+        else None,
+    }
+    for k in (1, 2):
+        members = meta.get("members", [])
+        member = members[k - 1] if len(members) >= k else None
+        container = _member_container(meta, k) if member else None
+        requested = (container or {}).get("limits_requested") or {}
+        read_back = (member or {}).get("limits_read_back") or {}
+        failed = sum(it.get("status") != "ok" for it in member.get("iterations", [])) if member else None
+        row[f"member{k}"] = member["microservice"] if member else ""
+        row[f"member{k}_iterations"] = len(member.get("iterations", [])) if member else None
+        row[f"member{k}_failed"] = failed
+        row[f"member{k}_container"] = (container or {}).get("role", "")
+        for key in REQUESTED_KEYS:
+            v = requested.get(key)
+            row[f"member{k}_requested_{key}"] = "" if v is None else v
+        for key in READ_BACK_KEYS:
+            row[f"member{k}_read_{key}"] = read_back.get(key, "")
+        row[f"member{k}_limits_match"] = limits_match(requested, read_back) if member else ""
+    return row
