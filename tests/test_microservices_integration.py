@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, leftover_containers, requires_engine, run_settings, start_run_case
-from interference.studies.pairs.parse import parse_run
+from interference.parse import parse_run
 
 pytestmark = [pytest.mark.integration, requires_engine]
 

@@ -6,15 +6,13 @@ a limited container) is the baseline of every concurrent case (2, 3a, 3b) of the
 runtime, target and metric. A statistic that cannot be computed is left empty and the row says
 why (note / reason): never a crash, never an unexplained NaN.
 
-  python -m interference.studies.pairs.statistics --samples results/parsed/samples.tsv \\
-      --summary S.tsv --interference I.tsv --anova A.tsv --posthoc P.tsv"""
+Each table is one job of the statistics rule (python -m interference.statistics --study pairs
+--table NAME); PairsStudy.tables in __init__.py maps the names to these functions."""
 
 from __future__ import annotations
 
-import argparse
 import functools
 import logging
-import sys
 import time
 import warnings
 import zlib
@@ -526,41 +524,6 @@ def run_all(samples: pd.DataFrame, n_resamples: int = N_RESAMPLES, seed: int = S
         out[name] = fn(samples)
         log.info("%s: %d rows in %.2f s", name, len(out[name]), time.perf_counter() - t0)
     return out
-
-
-def write(df: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # %.10g keeps small p-values (1e-30) that a fixed-point format would round to 0.
-    df.to_csv(path, sep="\t", index=False, float_format="%.10g")
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m interference.studies.pairs.statistics",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    ap.add_argument("--samples", type=Path, required=True)
-    ap.add_argument("--summary", type=Path, required=True)
-    ap.add_argument("--interference", type=Path, required=True)
-    ap.add_argument("--anova", type=Path, required=True)
-    ap.add_argument("--posthoc", type=Path, required=True)
-    ap.add_argument("--n-resamples", type=int, default=N_RESAMPLES)
-    ap.add_argument("--seed", type=int, default=SEED)
-    ap.add_argument("--jobs", type=int, default=1, help="processes (results do not depend on it)")
-    args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
-    samples = read_samples(args.samples)
-    log.info("%d samples from %s", len(samples), args.samples)
-    results = run_all(samples, args.n_resamples, args.seed, max(1, args.jobs))
-    for name, df in results.items():
-        write(df, getattr(args, name))
-        log.info("-> %s", getattr(args, name))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,72 @@
+"""The study and runtime registries and what they declare: every study's run keys match its
+wildcard pattern, its tables and settings are well formed, and each runtime's capabilities
+decide what a study may run on."""
+
+import re
+
+import pytest
+
+from interference import runtimes, studies
+from interference.config import validate
+from interference.runtimes import Capabilities
+
+PAIRS = {"studies": {"pairs": {"microservices": ["L", "S", "NS"], "cases": ["1", "2", "3b"]}}}
+
+
+def test_registry_finds_the_pair_study():
+    assert "pairs" in studies.registry()
+    assert studies.get("pairs").name == "pairs"
+    assert any(p.name == "execute.py" for p in studies.code_files("pairs"))
+
+
+def test_run_keys_match_the_studys_pattern():
+    cfg = validate(PAIRS)["studies"]["pairs"]
+    study = studies.get("pairs")
+    keys = [r.key for r in study.runs(cfg)]
+    assert "case1/L" in keys and "case3b/L+NS" in keys and "case2/NS+NS" in keys
+    assert len(keys) == 3 + 2 * 6
+    for key in keys:
+        assert re.fullmatch(study.key_pattern, key), key
+
+
+def test_settings_and_images_of_one_run():
+    cfg = validate(PAIRS)["studies"]["pairs"]
+    study = studies.get("pairs")
+    s = study.settings(cfg, "case3b/L+NS")
+    assert s["case"] == "3b" and s["pair"] == "L+NS" and set(s["sizes"]) == {"L", "NS"}
+    assert "window_s" in s and "iterations" not in s
+    # Case 2 runs one image holding both; the network server runs from its own image.
+    assert study.run_images(cfg, "case2/L+NS") == ["L+NS", "NS"]
+    assert study.run_images(cfg, "case1/L") == ["L"]
+
+
+def test_tables_are_declared_with_their_inputs():
+    tables = studies.get("pairs").tables
+    assert {"summary", "interference", "anova", "posthoc", "runtimes"} <= set(tables)
+    for name, table in tables.items():
+        assert set(table.needs) <= {"samples"} | set(tables), name
+
+
+def test_what_the_pair_study_needs():
+    study = studies.get("pairs")
+    cfg = validate(PAIRS)["studies"]["pairs"]
+    assert study.needs(cfg) == {"networks", "limit:memory", "limit:cpuset"}
+    cfg = validate({"studies": {"pairs": {"microservices": ["B"], "cases": ["2", "3a"]}}})["studies"]["pairs"]
+    assert study.needs(cfg) == {"volumes"}  # unlimited cases need no limits
+
+
+def test_capabilities_say_what_is_lacking():
+    caps = Capabilities(networks=False, volumes=True, limits=frozenset({"memory"}), image_format="x")
+    assert caps.lacks({"networks", "volumes", "limit:memory", "limit:cpuset"}) == ["limit:cpuset", "networks"]
+    assert runtimes.ADAPTERS["docker"].capabilities.lacks({"networks", "volumes", "limit:cpus"}) == []
+
+
+@pytest.mark.parametrize("name", sorted(runtimes.ADAPTERS))
+def test_every_adapter_declares_itself(name):
+    adapter = runtimes.ADAPTERS[name]
+    assert adapter.name == name
+    assert isinstance(adapter.capabilities, Capabilities)
+    assert adapter.capabilities.limits <= {"cpuset", "cpus", "memory"}
+    assert adapter.options_schema["type"] == "object"
+    source = adapter.capabilities.image_from
+    assert source is None or source in runtimes.ADAPTERS
