@@ -143,3 +143,20 @@ def test_config_checker_names_the_yaml_error(tmp_path):
     assert r.returncode == 2
     assert "bad.yaml, line" in r.stderr and "column" in r.stderr
     assert "ci.yaml: valid" in r.stdout
+
+
+def test_an_unavailable_runtime_stops_snakemake_before_any_image(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text('studies: {pairs: {microservices: [L], cases: ["1"]}}\n')
+    r = subprocess.run(
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path), "--cores", "1", "raw"]
+        + ["--configfile", str(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "DOCKER_HOST": "unix:///nonexistent.sock"},
+    )
+    assert r.returncode != 0
+    out = r.stdout + r.stderr
+    assert "Nothing was built or run: runtime 'docker'" in out and "dockerd" in out
+    assert not (tmp_path / "results").exists()

@@ -30,7 +30,11 @@ class Terminated(Exception):
     pass
 
 
+INTERRUPTED: list[int] = []
+
+
 def _terminate(signum, frame):
+    INTERRUPTED.append(signum)
     raise Terminated(f"signal {signum}")
 
 
@@ -129,7 +133,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     settings = json.loads(a.settings)
     study = studies.get(a.study)
+    # Ctrl-C reaches the whole process group: the engine's CLI may fail before Python sees it.
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
     try:
         rt = runtimes.get(settings["runtime"], settings.get("runtime_options"))
         rt.check()  # fail with what is missing before anything is made
@@ -137,9 +143,19 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     ctx = RunContext(settings, a.meta.parent, rt, read_images(a.images))
-    with measurement_lock():
-        print(f"run {ctx.run_id}: {study.name} {a.meta.parent}", flush=True)
-        meta = execute(study, ctx)
+    try:
+        with measurement_lock():
+            print(f"run {ctx.run_id}: {study.name} {a.meta.parent}", flush=True)
+            meta = execute(study, ctx)
+    except Exception:
+        if not INTERRUPTED:
+            raise
+        print(
+            f"interrupted (signal {INTERRUPTED[0]}): everything the run made was removed and no meta.json "
+            "written; the next snakemake invocation runs it again",
+            file=sys.stderr,
+        )
+        return 128 + INTERRUPTED[0]
     write_meta(meta, a.meta)
     print(
         f"{meta.get('n_iterations', '?')} iterations, {meta.get('n_failed', '?')} failed; "

@@ -143,8 +143,12 @@ def run_settings(wildcards):
     return json.dumps(settings, sort_keys=True)
 
 
-def study_code(wildcards):
-    return [str(p) for p in studies.code_files(wildcards.study)]
+def parse_code(wildcards):
+    return [str(p) for p in studies.code_files(wildcards.study, "parse")]
+
+
+def statistics_code(wildcards):
+    return [str(p) for p in studies.code_files(wildcards.study, "statistics")]
 
 
 def table_inputs(wildcards):

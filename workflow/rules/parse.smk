@@ -8,7 +8,7 @@ PARSERS_CODE = sorted(str(p) for p in Path(SCRIPTS, "interference", "parsers").g
 rule parse_run:
     input:
         meta=RUN_META,
-        code=study_code,
+        code=parse_code,
         parsers=PARSERS_CODE,
     output:
         samples=PARSED_PATH,

@@ -22,7 +22,6 @@ RUN_INFO_CODE = os.path.join(SCRIPTS, "interference", "run_info.py")
 rule run_table:
     input:
         metas=lambda wildcards: run_metas(wildcards.study),
-        code=study_code,
         step=RUN_INFO_CODE,
     output:
         runs="results/stats/{study}/runs.tsv",

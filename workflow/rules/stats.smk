@@ -9,7 +9,7 @@ rule statistics:
     input:
         unpack(table_inputs),
         files=table_files,
-        code=study_code,
+        code=statistics_code,
         step=STATISTICS_CODE,
     output:
         table=STATS_PATH,

@@ -35,8 +35,11 @@ def get(name: str) -> Study:
     return registry()[name]
 
 
-def code_files(name: str) -> list[Path]:
-    """The study's source files: a change reruns its parse and statistics."""
+def code_files(name: str, step: str) -> list[Path]:
+    """The study's source files of one step: a change reruns that step's jobs."""
+    declared = get(name).code(step)
+    if declared is not None:
+        return sorted(declared)
     path = Path(inspect.getfile(type(get(name))))
     if path.name == "__init__.py":
         return sorted(path.parent.rglob("*.py"))

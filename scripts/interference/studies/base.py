@@ -92,6 +92,11 @@ class Study(abc.ABC):
     def parse(self, meta: dict, raw_dir: Path) -> pd.DataFrame:
         """One run's raw files -> tidy rows (a status column says what went wrong, never a crash)."""
 
+    def code(self, step: str) -> list[Path] | None:
+        """The source files of one step ("parse", "statistics") whose change reruns it;
+        None: the study's whole module or package."""
+        return None
+
     def run_row(self, meta: dict) -> dict:
         """The study's columns of runs.tsv for one run (besides the generic ones)."""
         return {}

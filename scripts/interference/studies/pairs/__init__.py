@@ -152,5 +152,11 @@ class PairsStudy(Study):
     def parse(self, meta: dict, raw_dir: Path):
         return parse.parse(meta, raw_dir)
 
+    def code(self, step: str) -> list[Path]:
+        package = HERE.parent.parent
+        if step == "parse":
+            return [HERE / "parse.py", package / "microservices.py"]
+        return [HERE / "statistics.py", package / "descriptive.py"] + sorted(HERE.glob("published*.py"))
+
     def run_row(self, meta: dict) -> dict:
         return runs.run_row(meta)
