@@ -1,12 +1,13 @@
 """A small synthetic stats set for the report, made the way the pipeline makes a real one.
 
 Synthetic meta.json files (three microservices: L for CPU, S for memory and a stand-in B for
-disk, all four cases, all pairs) -> interference.run_info (runs.tsv, environment.json); samples
-drawn from those runs' iterations -> interference.statistics (summary, interference, anova,
-posthoc). Some iterations fall outside the overlap, two fail, some groups vary by more than
-10 %, so every part of the report has something to show.
+disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
+interference.run_info (pairs/runs.tsv, environment.json); samples drawn from those runs'
+iterations -> the pair study's statistics (pairs/{summary,interference,anova,posthoc,runtimes}.tsv)
+and its published comparison (pairs/published.tsv). Some iterations fall outside the overlap,
+two fail, some groups vary by more than 10 %, so every part of the report has something to show.
 
-  python tests/report_fixture.py OUT_DIR     writes OUT_DIR/{summary,interference,...}.tsv"""
+  python tests/report_fixture.py OUT_DIR [RUNTIME ...]   writes OUT_DIR/environment.json, OUT_DIR/pairs/*.tsv"""
 
 from __future__ import annotations
 
@@ -17,9 +18,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from interference import run_info
-from interference.studies.pairs import statistics
+from interference.statistics import write
+from interference.studies.pairs import published, statistics
 
-HOST, RUNTIME = "fixturehost", "docker"
+HOST = "fixturehost"
+RUNTIMES = ("docker", "host")
+# Bare metal runs a little faster than a container; the fixture's runtime "physics".
+RUNTIME_SPEED = {"docker": {}, "host": {"L": 1.04, "S": 1.01, "B": 1.12}}
+ENGINES = {
+    "docker": {"engine": "Docker Engine", "version": "20.10.24", "storage_driver": "overlay2"},
+    "host": {"engine": "bare metal (chroot + cgroups)", "version": "6.1.0-fixture", "storage_driver": "none"},
+}
 MICROSERVICES = ["L", "S", "B"]
 METRICS = {
     "L": [("gflops", "GFLOPS", True, 60.0)],
@@ -59,9 +68,7 @@ B_DECLARATION = {
     "server": False,
     "in_config": True,
 }
-CONFIG = {
-    "host": HOST,
-    "runtimes": [RUNTIME],
+PAIRS = {
     "microservices": MICROSERVICES,
     "cases": ["1", "2", "3a", "3b"],
     "repetitions": 1,
@@ -70,8 +77,18 @@ CONFIG = {
     "iteration_timeout_s": 300,
     "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "2g"},
     "sizes": {"L": {"n": 5000}, "S": {"array_elements": 20000000, "ntimes": 20}, "B": {}},
-    "base_image": "debian:bookworm-slim",
 }
+
+
+def config(runtimes) -> dict:
+    """The validated config's shape: the pair study's keys under studies.pairs."""
+    return {
+        "host": HOST,
+        "runtimes": list(runtimes),
+        "runtime_options": {},
+        "base_image": "debian:bookworm-slim",
+        "studies": {"pairs": {**PAIRS, "runtimes": list(runtimes)}},
+    }
 
 
 def limits(case: str, k: int) -> tuple[dict, dict]:
@@ -95,16 +112,16 @@ def limits(case: str, k: int) -> tuple[dict, dict]:
     }
 
 
-def make_metas(raw: Path, rng: np.random.Generator) -> list[Path]:
+def make_metas(raw: Path, rng: np.random.Generator, runtimes=RUNTIMES) -> list[Path]:
     paths = []
     t = 1_790_000_000.0
     pairs = [(a, b) for i, a in enumerate(MICROSERVICES) for b in MICROSERVICES[i:]]
-    for case in ("1", "2", "3a", "3b"):
+    for runtime, case in [(r, c) for r in runtimes for c in ("1", "2", "3a", "3b")]:
         groups = [(m,) for m in MICROSERVICES] if case == "1" else pairs
         for members in groups:
             pair = "+".join(members)
             started = t
-            n = CONFIG["iterations"] if case == "1" else int(rng.integers(14, 22))
+            n = PAIRS["iterations"] if case == "1" else int(rng.integers(14, 22))
             mem, containers = [], []
             overlap = None if case == "1" else {"start": t + 1, "end": t + 1 + n * 3, "window_s": 60}
             for k, ms in enumerate(members, start=1):
@@ -147,9 +164,11 @@ def make_metas(raw: Path, rng: np.random.Generator) -> list[Path]:
                     )
             t += 5 + n * 3
             meta = {
+                "study": "pairs",
                 "settings": {
                     "host": HOST,
-                    "runtime": RUNTIME,
+                    "runtime": runtime,
+                    "key": f"case{case}/{pair}",
                     "case": case,
                     "pair": pair,
                     "repetition": 1,
@@ -166,12 +185,10 @@ def make_metas(raw: Path, rng: np.random.Generator) -> list[Path]:
                     "loadavg_before": [0.12, 0.1, 0.05],
                 },
                 "runtime_info": {
-                    "runtime": RUNTIME,
-                    "engine": "Docker Engine",
-                    "version": "20.10.24",
+                    "runtime": runtime,
+                    **ENGINES[runtime],
                     "cgroup_version": "1",
                     "cgroup_driver": "cgroupfs",
-                    "storage_driver": "overlay2",
                     "kernel": "6.1.0-fixture",
                     "os": "Debian GNU/Linux 12 (bookworm)",
                 },
@@ -184,7 +201,7 @@ def make_metas(raw: Path, rng: np.random.Generator) -> list[Path]:
                 "n_iterations": sum(len(m["iterations"]) for m in mem),
                 "n_failed": sum(it["status"] != "ok" for m in mem for it in m["iterations"]),
             }
-            p = raw / f"case{case}" / pair / "rep1" / "meta.json"
+            p = raw / HOST / runtime / f"case{case}" / pair / "rep1" / "meta.json"
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(json.dumps(meta))
             paths.append(p)
@@ -201,11 +218,12 @@ def samples_of(metas: list[Path], rng: np.random.Generator) -> pd.DataFrame:
             target = m["microservice"]
             partner = members[1 - k] if len(members) == 2 else ""
             effect = 0.0 if s["case"] == "1" else EFFECT[(target, partner)][s["case"]]
+            speed = RUNTIME_SPEED[s["runtime"]].get(target, 1.0)
             noise = NOISE[target] * (4 if (s["case"], target, partner) == ("3a", "S", "S") else 1)
             for it in m["iterations"]:
                 for metric, unit, hib, base in METRICS[target]:
                     ok = it["status"] == "ok"
-                    value = base * (1 + effect) * (1 + noise * rng.standard_normal()) if ok else None
+                    value = base * speed * (1 + effect) * (1 + noise * rng.standard_normal()) if ok else None
                     rows.append(
                         {
                             "host": s["host"],
@@ -229,13 +247,18 @@ def samples_of(metas: list[Path], rng: np.random.Generator) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def make_fixture(out: Path, n_resamples: int = 400) -> Path:
-    """Write the stats set to out/ and return out."""
+def make_fixture(
+    out: Path, n_resamples: int = 400, runtimes=RUNTIMES, published_dir: Path | None = None
+) -> Path:
+    """Write the stats set to out/ (environment.json, pairs/*.tsv) and return out.
+
+    published_dir: the papers' tables the comparison reads (default: tests/fixtures/published)."""
     out = Path(out)
     rng = np.random.default_rng(20240601)
-    metas = make_metas(out / "raw", rng)
+    metas = make_metas(out / "raw", rng, runtimes)
+    cfg = config(runtimes)
     runs = run_info.runs_table(metas)
-    env = run_info.environment(metas, [], CONFIG, [])
+    env = run_info.environment(metas, [], cfg, [])
     env["microservices"] = {k: v for k, v in env["microservices"].items() if k in MICROSERVICES}
     for v in env["microservices"].values():
         v["in_config"] = True
@@ -243,21 +266,34 @@ def make_fixture(out: Path, n_resamples: int = 400) -> Path:
     env["images"] = [
         {
             "image": ms,
-            "runtime": RUNTIME,
+            "runtime": runtime,
             "ref": f"interference/{ms.lower()}:fixture",
             "id": "sha256:" + f"{i:02d}" * 32,
             "tool_versions": {"gcc": "4:12.2.0-3"},
             "built_on": "interference/base:fixture",
         }
+        for runtime in runtimes
         for i, ms in enumerate(MICROSERVICES)
     ]
-    runs.to_csv(out / "runs.tsv", sep="\t", index=False, float_format="%.6f")
+    pairs = out / "pairs"
+    pairs.mkdir(parents=True, exist_ok=True)
+    runs.to_csv(pairs / "runs.tsv", sep="\t", index=False, float_format="%.6f")
     (out / "environment.json").write_text(json.dumps(env, indent=1))
     samples = samples_of(metas, rng)
-    for name, df in statistics.run_all(samples, n_resamples=n_resamples).items():
-        statistics.write(df, out / f"{name}.tsv")
+    tables = {
+        "summary": statistics.summarize(samples),
+        "interference": statistics.interference_ratios(samples, n_resamples=n_resamples),
+        "anova": statistics.anova(samples),
+        "posthoc": statistics.posthoc(samples),
+        "runtimes": statistics.runtime_ratios(samples, n_resamples=n_resamples),
+    }
+    for name, df in tables.items():
+        write(df, pairs / f"{name}.tsv")
+    inputs = {"summary": pairs / "summary.tsv", "interference": pairs / "interference.tsv"}
+    pub = published_dir or Path(__file__).resolve().parent / "fixtures" / "published"
+    write(published.comparison(inputs, 1, published_dir=pub), pairs / "published.tsv")
     return out
 
 
 if __name__ == "__main__":
-    print(make_fixture(Path(sys.argv[1])))
+    print(make_fixture(Path(sys.argv[1]), runtimes=tuple(sys.argv[2:]) or RUNTIMES))

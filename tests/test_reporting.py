@@ -1,14 +1,21 @@
-"""Unit tests of the report's parts: the run collector (run_info), the renderer's reading of the
-.qmd (render_report), and the generated numbers and verdicts (reporting)."""
+"""Unit tests of the report's parts: the run collector (run_info), the renderer's reading and
+assembly of the .qmd (render_report), the generic report package (interference.report), the
+published comparison (studies/pairs/published.py) and the pair study's section."""
 
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
 from interference import render_report, run_info
-from interference.studies.pairs import report as reporting
+from interference.report import format as fmt
+from interference.report.document import Document
+from interference.report.tables import table_html
+from interference.studies.pairs import published, runs
+from interference.studies.pairs.section import PairsSection
+from interference.studies.pairs.section.data import eta_band
 from report_fixture import make_fixture
 
 PUBLISHED = REPO / "tests" / "fixtures" / "published"
@@ -19,58 +26,76 @@ def stats(tmp_path_factory):
     return make_fixture(tmp_path_factory.mktemp("stats"), n_resamples=200)
 
 
+def section(stats, published_dir=PUBLISHED) -> PairsSection:
+    return PairsSection(Document(stats, published_dir, renderer="test", studies="pairs"))
+
+
 @pytest.fixture(scope="module")
 def rep(stats):
-    return reporting.Report(stats, PUBLISHED, renderer="test")
+    return section(stats)
+
+
+def copy_stats(stats, dest, keep=lambda name, df: df):
+    """A copy of the stats set with each pairs table passed through keep(name, frame)."""
+    (dest / "pairs").mkdir(parents=True)
+    shutil.copy(stats / "environment.json", dest / "environment.json")
+    for p in (stats / "pairs").glob("*.tsv"):
+        df = pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)
+        keep(p.stem, df).to_csv(dest / "pairs" / p.name, sep="\t", index=False)
+    return dest
 
 
 # -- run_info ------------------------------------------------------------------------------------
 
 
 def test_memory_notation():
-    assert run_info.memory_bytes("1g") == 1024**3
-    assert run_info.memory_bytes("512m") == 512 * 1024**2
-    assert run_info.memory_bytes("1073741824") == 1024**3
-    assert run_info.memory_bytes("max") is None
-    assert run_info.memory_bytes(None) is None
+    assert runs.memory_bytes("1g") == 1024**3
+    assert runs.memory_bytes("512m") == 512 * 1024**2
+    assert runs.memory_bytes("1073741824") == 1024**3
+    assert runs.memory_bytes("max") is None
+    assert runs.memory_bytes(None) is None
 
 
 def test_limits_match():
     back = {"cpuset": "0", "memory_max": "1073741824", "cpu_quota_us": "-1", "cpu_period_us": "100000"}
-    assert run_info.limits_match({"cpuset": "0", "memory": "1g"}, back) == "yes"
-    assert "cpuset 1 read 0" in run_info.limits_match({"cpuset": "1", "memory": "1g"}, back)
-    assert "memory 2g" in run_info.limits_match({"cpuset": "0", "memory": "2g"}, back)
+    assert runs.limits_match({"cpuset": "0", "memory": "1g"}, back) == "yes"
+    assert "cpuset 1 read 0" in runs.limits_match({"cpuset": "1", "memory": "1g"}, back)
+    assert "memory 2g" in runs.limits_match({"cpuset": "0", "memory": "2g"}, back)
     quota = {"cpu_quota_us": "100000", "cpu_period_us": "100000"}
-    assert run_info.limits_match({"cpus": 1.0}, quota) == "yes"
-    assert run_info.limits_match({"cpus": 2.0}, quota).startswith("cpus 2.0")
-    assert run_info.limits_match({"cpuset": None, "cpus": None, "memory": None}, back) == "unlimited"
+    assert runs.limits_match({"cpus": 1.0}, quota) == "yes"
+    assert runs.limits_match({"cpus": 2.0}, quota).startswith("cpus 2.0")
+    assert runs.limits_match({"cpuset": None, "cpus": None, "memory": None}, back) == "unlimited"
 
 
 def test_runs_table_has_one_row_per_run_with_limits_per_member(stats):
-    runs = pd.read_csv(stats / "runs.tsv", sep="\t", dtype=str, keep_default_na=False)
+    table = pd.read_csv(stats / "pairs" / "runs.tsv", sep="\t", dtype=str, keep_default_na=False)
+    assert set(table["study"]) == {"pairs"} and "case3b/L+S" in set(table["key"])
+    table = table[table["runtime"] == "docker"]
     # 3 microservices alone + 6 pairs in each of 3 concurrent cases.
-    assert len(runs) == 3 + 3 * 6
-    r = runs[(runs["case"] == "3b") & (runs["pair"] == "L+S")].iloc[0]
+    assert len(table) == 3 + 3 * 6
+    r = table[(table["case"] == "3b") & (table["pair"] == "L+S")].iloc[0]
     assert (r["member1_requested_cpuset"], r["member2_requested_cpuset"]) == ("0", "1")
     assert (r["member1_read_cpuset"], r["member2_read_cpuset"]) == ("0", "1")
     assert r["member1_limits_match"] == r["member2_limits_match"] == "yes"
-    case2 = runs[(runs["case"] == "2") & (runs["pair"] == "L+S")].iloc[0]
+    case2 = table[(table["case"] == "2") & (table["pair"] == "L+S")].iloc[0]
     assert case2["member1_container"] == case2["member2_container"] == "member1+member2"
     assert case2["member1_limits_match"] == "unlimited"
     assert float(r["overlap_s"]) > 0 and r["window_s"] == "60"
-    assert runs["n_failed"].astype(int).sum() == 2
+    assert table["n_failed"].astype(int).sum() == 2
 
 
 def test_environment_records_host_engine_config_hash_and_declarations(stats, tmp_path):
     env = json.loads((stats / "environment.json").read_text())
     assert env["hosts"]["fixturehost"]["cores"] == 2
     assert env["engines"]["docker"]["cgroup_version"] == "1"
+    assert set(env["engines"]) == {"docker", "host"}
+    assert env["config"]["studies"]["pairs"]["microservices"] == ["L", "S", "B"]
     assert env["config_sha256"] == run_info.sha256_of(env["config"])
     assert env["microservices"]["L"]["resource"] == "CPU"
     assert env["microservices"]["B"]["stand_in_reason"]
     config = tmp_path / "c.yaml"
-    config.write_text("microservices: [L]\n")
-    e = run_info.environment([], [], {"microservices": ["L"]}, [config])
+    config.write_text("studies: {pairs: {microservices: [L]}}\n")
+    e = run_info.environment([], [], {"studies": {"pairs": {"microservices": ["L"]}}}, [config])
     assert e["config_files"][0]["sha256"] == run_info.file_sha256(config)
     assert e["microservices"]["L"]["in_config"] is True
 
@@ -124,18 +149,131 @@ def test_toc_links_every_section():
     assert 'href="#a-b"' in out and 'href="#c"' in out and 'href="#x"' in out
 
 
-# -- reporting -------------------------------------------------------------------------------------
+def test_assembly_puts_each_studys_section_at_the_mark(tmp_path):
+    text = (REPO / "report" / "paper.qmd").read_text()
+    out = render_report.assemble(text, ["pairs", "nosuchstudy"], REPO / "report")
+    assert render_report.SECTIONS_MARK not in out
+    pairs_at = out.index("## Method")  # the pair study's own fragment (section.qmd)
+    generic_at = out.index('doc.generic_section("nosuchstudy")')  # no fragment: the generic one
+    assert out.index("emit(doc.abstract())") < pairs_at < generic_at < out.index("## Colophon")
+    qmd = render_report.write_assembled(REPO / "report" / "paper.qmd", ["pairs"], tmp_path)
+    assert (tmp_path / "paper.css").exists() and "## Data quality" in qmd.read_text()
+
+
+def test_default_studies_are_those_with_results(tmp_path):
+    (tmp_path / "pairs").mkdir()
+    assert render_report.default_studies(tmp_path) == ["pairs"]
+
+
+# -- the generic report package ----------------------------------------------------------------------
 
 
 def test_number_formats():
-    assert reporting.num(348948.7) == "348\u2009948.7"
-    assert reporting.num(-0.2102) == "\u22120.21"
-    assert reporting.num(float("nan")) == "–"
-    assert reporting.pct(-0.2102) == "\u221221.0 %"
-    assert reporting.ir_str(0.2421) == "+0.242"
-    assert reporting.p_str(1e-9) == "p < 0.001"
-    assert reporting.eta_band(0.2) == "large" and reporting.eta_band(0.07) == "medium"
-    assert reporting.sci(38681732480.0) == "3.868 × 10¹⁰"
+    assert fmt.num(348948.7) == "348\u2009948.7"
+    assert fmt.num(-0.2102) == "\u22120.21"
+    assert fmt.num(float("nan")) == "–"
+    assert fmt.pct(-0.2102) == "\u221221.0 %"
+    assert fmt.signed(0.2421) == "+0.242"
+    assert fmt.p_str(1e-9) == "p < 0.001"
+    assert eta_band(0.2) == "large" and eta_band(0.07) == "medium"
+    assert fmt.sci(38681732480.0) == "3.868 × 10¹⁰"
+
+
+def test_table_groups_its_first_column_and_escapes_text():
+    html = table_html(
+        ["Case", "Pair", "Mean"],
+        [["Case 1", "L", "1"], ["Case 2", "L(+S)", "<2>"], ["Case 2", "L(+L)", ("html", "<b>3</b>")]],
+        "A caption",
+        number=7,
+        group_first=True,
+        numeric_from=2,
+        cell_class=lambda i, j: "flag-cell" if (i, j) == (1, 2) else "",
+    )
+    assert "<b>Table 7.</b> A caption" in html and 'rowspan="2"' in html
+    assert "&lt;2&gt;" in html and "<b>3</b>" in html
+    assert "flag-cell" in html and "group-start" in html
+    assert 'data-quarto-disable-processing="true"' in html
+
+
+def test_generic_section_shows_a_studys_tables(tmp_path, stats):
+    shutil.copy(stats / "environment.json", tmp_path / "environment.json")
+    (tmp_path / "other").mkdir()
+    pd.DataFrame({"target": ["L", "S"], "mean": [1.5, 2500.25]}).to_csv(
+        tmp_path / "other" / "summary.tsv", sep="\t", index=False
+    )
+    doc = Document(tmp_path, None, "test", "other")
+    blocks = doc.generic_section("other")
+    assert blocks[0].content == "## other"
+    tables = [b.content for b in blocks if b.kind == "html"]
+    assert len(tables) == 1 and "2\u2009500.2" in tables[0] and "summary.tsv" in tables[0]
+    assert "other" in doc.abstract()[0].content
+
+
+# -- the published comparison (results/stats/pairs/published.tsv) --------------------------------------
+
+
+def test_published_tsv_is_what_comparison_returns(stats):
+    inputs = {
+        "summary": stats / "pairs" / "summary.tsv",
+        "interference": stats / "pairs" / "interference.tsv",
+    }
+    df = published.comparison(inputs, 1, published_dir=PUBLISHED)
+    assert list(df.columns) == published.COLUMNS
+    assert set(df["comparison"]) == {"ir", "mean"}
+    written = published.read(stats / "pairs" / "published.tsv")
+    assert len(written) == len(df)
+    assert np.allclose(written["paper_ir"].fillna(9), df["paper_ir"].astype(float).fillna(9))
+
+
+def test_published_table_is_registered_with_its_inputs():
+    from interference import studies
+
+    table = studies.get("pairs").tables["published"]
+    assert table.needs == ("summary", "interference")
+    assert set(table.files) == set(published.FILES)
+
+
+def test_published_ir_prefers_tables_then_means_then_text():
+    pub = published.published_ir(
+        published.read_published(PUBLISHED, "interference_ratios"),
+        published.read_published(PUBLISHED, "means"),
+    )
+    l_l = pub[
+        (pub["paper"] == "000") & (pub["case"] == "2") & (pub["target"] == "L") & (pub["partner"] == "L")
+    ]
+    assert len(l_l) == 1 and l_l.iloc[0]["source"] == "Table III" and l_l.iloc[0]["ir"] == -0.2102
+    # 002 prints no IR: it is computed from Table 3's means against its Case 1 row.
+    derived = pub[(pub["paper"] == "002") & (pub["case"] == "2") & (pub["partner"] == "S")].iloc[0]
+    assert derived["ir_from"] == "the paper's means"
+    assert derived["ir"] == pytest.approx((23.81 - 19.17) / 19.17)
+    s_l = pub[(pub["paper"] == "002") & (pub["target"] == "S")]
+    assert s_l.iloc[0]["ir_from"] == "text"  # 002 has no STREAM table: the text is all there is
+    copy000 = pub[
+        (pub["paper"] == "000") & (pub["target"] == "S") & (pub["metric"] == "copy") & (pub["case"] == "2")
+    ]
+    assert set(copy000["ir_from"]) == {"the paper's means"}
+
+
+def test_lower_is_better_published_means_give_the_papers_sign(tmp_path):
+    cols = "paper source host case target partner metric unit higher_is_better mean median trimmed_mean max min sd cv"
+    rows = [
+        "P\tT\th\t1\tL\t\tgflops\ts\tFalse\t10\t\t\t\t\t\t",
+        "P\tT\th\t2\tL\tS\tgflops\ts\tFalse\t12\t\t\t\t\t\t",
+    ]
+    (tmp_path / "means.tsv").write_text(cols.replace(" ", "\t") + "\n" + "\n".join(rows) + "\n")
+    ir = published.published_ir(pd.DataFrame(), published.read_published(tmp_path, "means"))
+    assert ir.iloc[0]["ir"] == pytest.approx(-0.2)  # slower (lower is better) is a loss
+
+
+def test_means_are_converted_to_our_unit(rep):
+    m = rep.published_means()
+    stream = m[(m["paper"] == "000") & (m["metric"] == "copy") & (m["case"] == "1")].iloc[0]
+    assert stream["paper_unit"] == "GB/s" and stream["paper_mean"] == pytest.approx(
+        stream["paper_mean_printed"] * 1000
+    )
+
+
+# -- the pair study's section ------------------------------------------------------------------------
 
 
 def test_sections_only_for_microservices_present(rep):
@@ -153,53 +291,28 @@ def test_result_table_has_the_papers_layout(rep):
     assert ">L(+S)<" in html and ">Case 3b<" in html
 
 
-def test_published_ir_prefers_tables_then_means_then_text(rep):
-    pub = rep.published_ir()
-    l_l = pub[
-        (pub["paper"] == "000") & (pub["case"] == "2") & (pub["target"] == "L") & (pub["partner"] == "L")
-    ]
-    assert len(l_l) == 1 and l_l.iloc[0]["source"] == "Table III" and l_l.iloc[0]["ir"] == -0.2102
-    # 002 prints no IR: it is computed from Table 3's means against its Case 1 row.
-    derived = pub[(pub["paper"] == "002") & (pub["case"] == "2") & (pub["partner"] == "S")].iloc[0]
-    assert derived["ir_from"] == "the paper's means"
-    assert derived["ir"] == pytest.approx((23.81 - 19.17) / 19.17)
-    # Table IV's means win over the text's statement of the same combination.
-    s_l = pub[(pub["paper"] == "002") & (pub["target"] == "S")]
-    assert s_l.iloc[0]["ir_from"] == "text"  # 002 has no STREAM table: the text is all there is
-    copy000 = pub[
-        (pub["paper"] == "000") & (pub["target"] == "S") & (pub["metric"] == "copy") & (pub["case"] == "2")
-    ]
-    assert set(copy000["ir_from"]) == {"the paper's means"}
-
-
 def test_comparison_verdicts(rep):
     c = rep.comparison()
     assert len(c) and set(c["paper"]) == {"000", "002"}
-    row = c[(c["paper"] == "000") & (c["case"] == "2") & (c["partner"] == "S") & (c["target"] == "L")].iloc[0]
+    row = c[
+        (c["paper"] == "000")
+        & (c["case"] == "2")
+        & (c["partner"] == "S")
+        & (c["target"] == "L")
+        & (c["runtime"] == "docker")
+    ].iloc[0]
     # The paper has a gain (+0.242); the fixture machine a loss.
     assert row["verdict"] == "opposite sign" and not row["direction_agrees"]
-    assert rep.direction(0.01) == 0 and rep.direction(-0.3) == -1
+    assert published.direction(0.01) == 0 and published.direction(-0.3) == -1
     summary = rep.comparison_summary(c)
     assert f"of the papers' {len(c)} interference ratios" in summary
     assert "Not reproduced" in summary
 
 
-def test_lower_is_better_published_means_give_the_papers_sign(tmp_path, stats):
-    pub = tmp_path / "pub"
-    pub.mkdir()
-    cols = "paper source host case target partner metric unit higher_is_better mean median trimmed_mean max min sd cv"
-    rows = [
-        "P\tT\th\t1\tL\t\tgflops\ts\tFalse\t10\t\t\t\t\t\t",
-        "P\tT\th\t2\tL\tS\tgflops\ts\tFalse\t12\t\t\t\t\t\t",
-    ]
-    (pub / "means.tsv").write_text(cols.replace(" ", "\t") + "\n" + "\n".join(rows) + "\n")
-    r = reporting.Report(stats, pub)
-    ir = r.published_ir()
-    assert ir.iloc[0]["ir"] == pytest.approx(-0.2)  # slower (lower is better) is a loss
-
-
 def test_anova_sentence_names_the_factor_and_its_effect_size(rep):
-    fam = rep.anova[(rep.anova["target"] == "L") & (rep.anova["metric"] == "gflops")]
+    fam = rep.anova[
+        (rep.anova["target"] == "L") & (rep.anova["metric"] == "gflops") & (rep.anova["runtime"] == "docker")
+    ]
     s = rep.anova_sentence(fam)
     top = (
         fam[fam["method"] == "anova2"]
@@ -207,59 +320,59 @@ def test_anova_sentence_names_the_factor_and_its_effect_size(rep):
         .sort_values("partial_eta_sq")
         .iloc[-1]
     )
-    assert "matters most" in s and reporting.num(top["partial_eta_sq"], 3) in s
+    assert "matters most" in s and fmt.num(top["partial_eta_sq"], 3) in s
 
 
-def test_no_published_tables(stats):
-    r = reporting.Report(stats, None)
+def test_no_published_tables(stats, tmp_path):
+    bare = copy_stats(stats, tmp_path / "bare", lambda name, df: df.iloc[:0] if name == "published" else df)
+    r = section(bare, None)
     assert "not available" in r.comparison_blocks()[0].content
     assert any("No published values" in b.content for b in r.abstract())
 
 
-def test_every_section_renders_without_published_and_with_one_group(tmp_path, stats):
-    # A stats set reduced to Case 1 alone: no IR, no ANOVA families, no published values.
-    small = tmp_path / "small"
-    small.mkdir()
-    for name in ["summary", "interference", "anova", "posthoc"]:
-        df = pd.read_csv(stats / f"{name}.tsv", sep="\t", dtype=str, keep_default_na=False)
-        if "case" in df:
-            df = df[df["case"] == "1"]
-        else:
-            df = df.iloc[:0]
-        df.to_csv(small / f"{name}.tsv", sep="\t", index=False)
-    for name in ["runs.tsv", "environment.json"]:
-        (small / name).write_text((stats / name).read_text())
-    r = reporting.Report(small, None)
+def test_every_section_renders_with_one_group_and_one_runtime(tmp_path, stats):
+    # Case 1 on docker alone: no IR, no ANOVA families, no published values, one runtime.
+    def keep(name, df):
+        if name in ("anova", "posthoc", "published"):
+            return df.iloc[:0]
+        df = df[df["runtime"] == "docker"]
+        return df[df["case"] == "1"] if "case" in df else df
+
+    r = section(copy_stats(stats, tmp_path / "small", keep), None)
     for part in [
         r.abstract,
         r.ceem,
         r.cases_blocks,
-        r.environment_blocks,
         r.runs_blocks,
         r.results_blocks,
         r.heatmap_blocks,
+        r.runtimes_blocks,
         r.anova_blocks,
         r.posthoc_blocks,
         r.comparison_blocks,
         r.quality_blocks,
-        r.colophon,
+        r.doc.environment_blocks,
+        r.doc.colophon,
     ]:
         assert isinstance(part(), list)
     assert np.isfinite(r.summary["mean"]).all()
+    assert "one runtime (docker)" in r.runtimes_blocks()[0].content
 
 
-def test_two_runtimes_are_reported_side_by_side(tmp_path, stats):
-    both = tmp_path / "both"
-    both.mkdir()
-    for name in ["summary", "interference", "anova", "posthoc", "runs"]:
-        df = pd.read_csv(stats / f"{name}.tsv", sep="\t", dtype=str, keep_default_na=False)
-        other = df.assign(runtime="podman")
-        pd.concat([df, other]).to_csv(both / f"{name}.tsv", sep="\t", index=False)
-    (both / "environment.json").write_text((stats / "environment.json").read_text())
-    r = reporting.Report(both, PUBLISHED)
-    assert r.many_setups()
-    results = r.results_blocks()
-    assert any(b.kind == "md" and b.content == "##### podman on fixturehost" for b in results)
-    assert len(r.heatmap_blocks()) == 2
-    for part in [r.anova_blocks, r.posthoc_blocks, r.comparison_blocks, r.quality_blocks, r.runs_blocks]:
+def test_two_runtimes_are_reported_side_by_side(rep):
+    assert rep.many_setups() and rep.runtime_names() == ["docker", "host"]
+    results = rep.results_blocks()
+    assert any(b.kind == "md" and b.content == "##### host on fixturehost" for b in results)
+    assert len(rep.heatmap_blocks()) == 2
+    blocks = rep.runtimes_blocks()
+    table = next(b.content for b in blocks if "<table" in b.content)
+    assert "Mean on docker" in table and "docker / host" in table
+    assert sum("<figure" in b.content for b in blocks) == 1
+    for part in [
+        rep.anova_blocks,
+        rep.posthoc_blocks,
+        rep.comparison_blocks,
+        rep.quality_blocks,
+        rep.runs_blocks,
+    ]:
         assert part()

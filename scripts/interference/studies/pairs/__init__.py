@@ -3,7 +3,7 @@ in pairs — two in one container (2), two containers without (3a) or with (3b) 
 
   run key   case<case>/<pair>, e.g. case1/L, case3b/L+S
   runner    execute.py (CaseRun)      parser  parse.py
-  tables    statistics.py             report  section.qmd (+ report.py)"""
+  tables    statistics.py, published.py   report  section.qmd (+ section/)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import yaml
 
 from interference.microservices import registry as microservices
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.pairs import cases, execute, parse, runs, statistics
+from interference.studies.pairs import cases, execute, parse, published, runs, statistics
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,6 +44,7 @@ class PairsStudy(Study):
         "anova": Table(_samples_table(lambda s, jobs: statistics.anova(s))),
         "posthoc": Table(_samples_table(lambda s, jobs: statistics.posthoc(s, jobs)), threads=2),
         "runtimes": Table(_samples_table(lambda s, jobs: statistics.runtime_ratios(s))),
+        "published": Table(published.comparison, needs=("summary", "interference"), files=published.FILES),
     }
 
     def config_schema(self) -> dict:

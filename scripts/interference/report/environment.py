@@ -1,0 +1,106 @@
+"""The host, engines, images and config of the run (environment.json), for the whole paper."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from interference.report.blocks import Block
+from interference.report.format import and_list, bytes_h, esc
+
+if TYPE_CHECKING:
+    from interference.report.document import Document
+
+
+def host_line(env: dict) -> str:
+    parts = [
+        f"{esc(host)} ({esc(h.get('cpu_model', '?'))}, {esc(h.get('cores'))} cores, "
+        f"{bytes_h(h.get('memory_bytes'))} memory, Linux {esc(h.get('kernel', '?'))})"
+        for host, h in env.get("hosts", {}).items()
+    ]
+    return and_list(parts) or "an unrecorded host"
+
+
+def engine_line(env: dict) -> str:
+    parts = [
+        f"{esc(e.get('engine', rt))} {esc(e.get('version', '?'))} "
+        f"(cgroup v{esc(e.get('cgroup_version', '?'))}, {esc(e.get('cgroup_driver', '?'))} driver, "
+        f"{esc(e.get('storage_driver', '?'))} storage)"
+        for rt, e in env.get("engines", {}).items()
+    ]
+    return and_list(parts) or "an unrecorded engine"
+
+
+def _code(text) -> tuple:
+    return ("html", f"<code>{esc(text)}</code>")
+
+
+def setup_rows(env: dict) -> list[list]:
+    rows = []
+    for host, h in env.get("hosts", {}).items():
+        rows += [
+            ["Host", "name", host],
+            ["Host", "CPU model", h.get("cpu_model")],
+            ["Host", "cores", h.get("cores")],
+            ["Host", "memory", bytes_h(h.get("memory_bytes"))],
+            ["Host", "kernel", h.get("kernel")],
+            ["Host", "OS", h.get("os")],
+        ]
+    for rt, e in env.get("engines", {}).items():
+        rows += [
+            [f"Engine ({rt})", "engine", f"{e.get('engine')} {e.get('version')}"],
+            [f"Engine ({rt})", "cgroup", f"v{e.get('cgroup_version')} ({e.get('cgroup_driver')} driver)"],
+            [f"Engine ({rt})", "storage driver", e.get("storage_driver")],
+            [f"Engine ({rt})", "engine host OS", e.get("os")],
+        ]
+    rows.append(["Config", "sha256 of the validated config", _code(env.get("config_sha256", "–"))])
+    for f in env.get("config_files", []):
+        rows.append(
+            ["Config", f"file read: {f['path']}", ("html", f"sha256 <code>{esc(f['sha256'])}</code>")]
+        )
+    cfg = env.get("config", {})
+    rows.append(["Config", "runtimes", ", ".join(cfg.get("runtimes", [])) or "–"])
+    rows.append(["Config", "base image", cfg.get("base_image", "–")])
+    return [[a, b, c if isinstance(c, tuple) else ("" if c is None else str(c))] for a, b, c in rows]
+
+
+def image_rows(env: dict) -> list[list]:
+    rows = []
+    for img in env.get("images", []):
+        tv = ", ".join(f"{k} {v}" for k, v in (img.get("tool_versions") or {}).items())
+        src = (
+            img.get("base_image")
+            and f"{img.get('base_image')} ({img.get('base_image_source', '?')})"
+            or f"on {img.get('built_on', '?')}"
+        )
+        name = img.get("image")
+        if len({i.get("runtime") for i in env.get("images", [])}) > 1:
+            name = f"{name} ({img.get('runtime')})"
+        rows.append([name, _code(img.get("ref", "")), ("html", f"<code>{esc(str(img.get('id', ''))[:19])}…</code>"),
+                     src, tv or "–"])  # fmt: skip
+    return rows
+
+
+def blocks(doc: Document) -> list[Block]:
+    out = [
+        doc.table(
+            ["", "", "Value"],
+            setup_rows(doc.env),
+            "Host, engine and config of this run (the papers' factors).",
+            group_first=True,
+            numeric_from=99,
+            table_class="rpt-table rpt-text",
+        )
+    ]
+    rows = image_rows(doc.env)
+    if rows:
+        out.append(
+            doc.table(
+                ["Image", "Reference", "Image id", "Built from", "Tool versions"],
+                rows,
+                "Container images (Case 2 runs a pair image holding both microservices). Ids truncated; "
+                "full ids in results/stats/environment.json.",
+                numeric_from=99,
+                table_class="rpt-table rpt-text",
+            )
+        )
+    return out

@@ -1,0 +1,85 @@
+"""The pair study's section of the paper (studies/pairs/section.qmd calls it): one class whose
+parts live in one module each.
+
+  data          the tables of results/stats/pairs/ and the naming (targets, metrics, cases)
+  method        CEEM steps, microservices and tools, placement cases and limits, runs
+  results       the papers' tables per microservice, bars of means, IR bars, IR heat map
+  runtimes      Case 1 baselines per runtime, relative to bare metal (or docker)
+  significance  ANOVA and Tukey HSD with their generated sentences
+  comparison    the published values beside ours (results/stats/pairs/published.tsv)
+  quality       samples left out, failures, variation, notes, limits read back
+
+No number of the report is typed in: the only constants are the thresholds of the verdicts
+(data.CV_FLAG, data.ALPHA, data.ETA_BANDS, published.NEGLIGIBLE_IR and SIMILAR_FACTOR), which
+the text states."""
+
+from __future__ import annotations
+
+from interference.report.blocks import Block, md
+from interference.report.format import and_list, pct, plural
+from interference.report.format import signed as ir_str
+from interference.studies.pairs.section.comparison import Comparison
+from interference.studies.pairs.section.data import CASE_NAME, PairsData
+from interference.studies.pairs.section.method import Method
+from interference.studies.pairs.section.quality import Quality
+from interference.studies.pairs.section.results import Results
+from interference.studies.pairs.section.runtimes import Runtimes
+from interference.studies.pairs.section.significance import Significance
+
+
+class PairsSection(Method, Results, Runtimes, Significance, Comparison, Quality, PairsData):
+    """Every part of the pair study's section, from the Document's stats folder."""
+
+    def abstract(self) -> list[Block]:
+        s = self.summary
+        n_runs = len(self.runs) if len(self.runs) else self.env.get("n_runs", 0)
+        names = and_list(f"{self.name(t)} ({t})" for t in self.targets())
+        cases = [c for c in CASE_NAME if c in set(s["case"])]
+        blocks = [
+            md(
+                f"This report re-runs the container-interference experiments of the papers on "
+                f"{self.doc.host_line()}, with {self.doc.engine_line()}. "
+                f"{plural(n_runs, 'run')} of {names} in {and_list(CASE_NAME[c] for c in cases)} gave "
+                f"{int(s['n'].sum())} samples in {len(s)} case × target × partner × metric groups."
+            )
+        ]
+        comp = self.comparison()
+        if len(comp):
+            agree = int(comp["direction_agrees"].sum())
+            blocks.append(
+                md(
+                    f"Of the papers' {plural(len(comp), 'published interference ratio')} for combinations measured "
+                    f"here, **{agree} ({pct(agree / len(comp), 0, sign=False)}) have the same direction on "
+                    f"this machine** (see *Comparison with the published results*)."
+                )
+            )
+        else:
+            blocks.append(
+                md(
+                    "No published values were available to compare with (report/published/ is empty), so "
+                    "this report shows this machine's results alone."
+                )
+            )
+        worst = self.ir.dropna(subset=["ir"]).sort_values("ir").head(1)
+        if len(worst):
+            w = worst.iloc[0]
+            blocks.append(
+                md(
+                    f"The strongest interference measured here is {CASE_NAME[w['case']]} "
+                    f"{self.label(w['target'], w['partner'])} on {self.metric_title(w['target'], w['metric'])}: "
+                    f"IR = {ir_str(w['ir'])} ({pct(w['ir'])} against the baseline)."
+                )
+            )
+        return blocks
+
+
+def section(doc) -> PairsSection:
+    """The section object of this document (made once: its cells share it)."""
+    if not hasattr(doc, "_pairs"):
+        doc._pairs = PairsSection(doc)
+    return doc._pairs
+
+
+def abstract(doc) -> list[Block]:
+    """The paper's abstract for this study (Document.abstract asks every study's section module)."""
+    return section(doc).abstract()

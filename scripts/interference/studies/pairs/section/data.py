@@ -1,0 +1,176 @@
+"""The pair study's tables as the report reads them (results/stats/pairs/), and how it names
+things: microservices in config order, targets, metrics, units, resources, case × partner rows."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from interference.report.blocks import Block
+from interference.studies.pairs import published
+from interference.studies.pairs.cases import CASES
+from interference.studies.pairs.statistics import (
+    ANOVA_COLUMNS,
+    INTERFERENCE_COLUMNS,
+    NUMERIC_COLUMNS,
+    POSTHOC_COLUMNS,
+    RUNTIME_COLUMNS,
+    SUMMARY_COLUMNS,
+)
+
+STUDY = "pairs"
+CASE_NAME = {c: f"Case {c}" for c in CASES}
+CASE_PLACEMENT = {
+    "1": "one microservice alone in one container, with cgroup limits (the baseline)",
+    "2": "both microservices in one container, no limits (intra-container)",
+    "3a": "two containers side by side, no limits (inter-container)",
+    "3b": "two containers side by side, each limited as in Case 1 (inter-container)",
+}
+# Dark2: distinguishable for the common colour-vision deficiencies, and in greyscale print.
+CASE_COLOR = {"1": "#6b6b6b", "2": "#d95f02", "3a": "#1b9e77", "3b": "#7570b3"}
+RESOURCE_ORDER = ("cpu", "memory", "disk", "network", "cpu+memory")
+RESOURCE_TITLE = {
+    "cpu": "CPU",
+    "memory": "Memory",
+    "disk": "Disk I/O",
+    "network": "Network",
+    "cpu+memory": "CPU + memory",
+}
+# Verdict thresholds (stated in the report wherever they are used).
+CV_FLAG = 0.10  # a coefficient of variation above this is flagged
+ALPHA = 0.05  # significance level of the tests' verdicts
+ETA_BANDS = ((0.14, "large"), (0.06, "medium"), (0.01, "small"), (0.0, "negligible"))  # Cohen
+
+RUNS_NUMERIC = [
+    "repetition", "started", "finished", "duration_s", "iterations_requested", "window_s", "n_iterations",
+    "n_failed", "n_in_overlap", "overlap_start", "overlap_end", "overlap_s", "loadavg_1m_before",
+    "member1_iterations", "member1_failed", "member2_iterations", "member2_failed",
+]  # fmt: skip
+RUNTIMES_NUMERIC = [
+    "n",
+    "mean",
+    "reference_n",
+    "reference_mean",
+    "relative",
+    "relative_ci_low",
+    "relative_ci_high",
+]
+TABLES = {
+    "summary": (SUMMARY_COLUMNS, NUMERIC_COLUMNS["summary"]),
+    "interference": (INTERFERENCE_COLUMNS, NUMERIC_COLUMNS["interference"]),
+    "anova": (ANOVA_COLUMNS, NUMERIC_COLUMNS["anova"]),
+    "posthoc": (POSTHOC_COLUMNS, NUMERIC_COLUMNS["posthoc"]),
+    "runtimes": (RUNTIME_COLUMNS, RUNTIMES_NUMERIC),
+}
+
+
+def eta_band(eta) -> str:
+    for bound, name in ETA_BANDS:
+        if pd.notna(eta) and eta >= bound:
+            return name
+    return "–"
+
+
+class PairsData:
+    """The tables and the naming every part of the section uses."""
+
+    def __init__(self, doc):
+        self.doc = doc
+        self.env = doc.env
+        self.ms = doc.ms
+        self.config = doc.study_config(STUDY)
+        st = doc.stats
+        t = {}
+        for name, (columns, numeric) in TABLES.items():
+            df = st.table(STUDY, name, numeric)
+            t[name] = df if len(df.columns) else pd.DataFrame(columns=columns)
+        self.summary, self.ir, self.anova, self.posthoc = (
+            t[k] for k in ("summary", "interference", "anova", "posthoc")
+        )
+        self.runtimes = t["runtimes"]
+        self.runs = st.table(STUDY, "runs", RUNS_NUMERIC)
+        path = st.path(STUDY, "published")
+        self.published = published.read(path) if path.exists() else pd.DataFrame(columns=published.COLUMNS)
+
+    # -- numbering through the document ------------------------------------------------------
+    def table(self, columns, rows, caption, **kw) -> Block:
+        return self.doc.table(columns, rows, caption, **kw)
+
+    def figure(self, fig, caption: str, alt: str, width_px: int | None = None) -> Block:
+        return self.doc.figure(fig, caption, alt, width_px)
+
+    # -- naming ------------------------------------------------------------------------------
+    def order(self) -> list[str]:
+        """Microservices in config order, then any others in the data alphabetically."""
+        seen = list(self.config.get("microservices", []))
+        for t in sorted(set(self.summary["target"]) | set(self.summary["partner"]) - {""}):
+            if t and t not in seen:
+                seen.append(t)
+        return seen
+
+    def name(self, ms_id: str) -> str:
+        return self.ms.get(ms_id, {}).get("name", ms_id)
+
+    def resource(self, ms_id: str) -> str:
+        return str(self.ms.get(ms_id, {}).get("resource", "other")).lower().replace(" ", "")
+
+    @staticmethod
+    def label(target: str, partner: str) -> str:
+        return f"{target}(+{partner})" if partner else target
+
+    def metric_title(self, target: str, metric: str) -> str:
+        return f"{self.name(target)} {metric.replace('_', ' ')}"
+
+    def setups(self) -> list[tuple[str, str]]:
+        return list(self.summary[["host", "runtime"]].drop_duplicates().itertuples(index=False, name=None))
+
+    @staticmethod
+    def setup_name(host, runtime) -> str:
+        return f"{runtime} on {host}"
+
+    def many_setups(self) -> bool:
+        return len(self.setups()) > 1
+
+    def setup_suffix(self, host, runtime, fmt: str = " ({})") -> str:
+        """' (docker on h)' where several setups are reported, else ''."""
+        return fmt.format(self.setup_name(host, runtime)) if self.many_setups() else ""
+
+    def targets(self) -> list[str]:
+        present = set(self.summary["target"])
+        return [m for m in self.order() if m in present]
+
+    def metrics_of(self, target: str) -> list[str]:
+        declared = [m["name"] for m in self.ms.get(target, {}).get("metrics", [])]
+        present = list(dict.fromkeys(self.summary.loc[self.summary["target"] == target, "metric"]))
+        return [m for m in declared if m in present] + [m for m in present if m not in declared]
+
+    def _first(self, target: str, metric: str):
+        s = self.summary
+        rows = s[(s["target"] == target) & (s["metric"] == metric)]
+        return rows.iloc[0] if len(rows) else None
+
+    def unit_of(self, target: str, metric: str) -> str:
+        r = self._first(target, metric)
+        return r["unit"] if r is not None else ""
+
+    def higher_is_better(self, target: str, metric: str) -> bool:
+        r = self._first(target, metric)
+        return bool(r["higher_is_better"]) if r is not None else True
+
+    def resources_present(self) -> list[str]:
+        res = list(dict.fromkeys(self.resource(t) for t in self.targets()))
+        return [r for r in RESOURCE_ORDER if r in res] + sorted(r for r in res if r not in RESOURCE_ORDER)
+
+    def sort_rows(self, df: pd.DataFrame) -> pd.DataFrame:
+        """Rows in the papers' order: case 1, 2, 3a, 3b; partners in config order."""
+        order = {m: i for i, m in enumerate(self.order())}
+        d = df.copy()
+        d["_c"] = d["case"].map({c: i for i, c in enumerate(CASES)}).fillna(9)
+        d["_p"] = d["partner"].map(lambda p: -1 if p == "" else order.get(p, 99))
+        return d.sort_values(["_c", "_p"]).drop(columns=["_c", "_p"])
+
+    def of_setup(self, df: pd.DataFrame, host, runtime, **match) -> pd.DataFrame:
+        """The rows of one host and runtime (and the given column values)."""
+        sel = (df["host"] == host) & (df["runtime"] == runtime)
+        for k, v in match.items():
+            sel &= df[k] == v
+        return df[sel]

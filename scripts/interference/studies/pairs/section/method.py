@@ -1,0 +1,263 @@
+"""The section's method: the papers' CEEM steps mapped to this run, the microservices and their
+tools, the placement cases with the limits requested and read back, and every run."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from interference.report.blocks import Block, md
+from interference.report.format import and_list, bytes_h, duration, esc, is_num, num, numi, plural, utc
+from interference.studies.pairs.cases import CASES
+from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
+from interference.studies.pairs.section.data import CASE_NAME, CASE_PLACEMENT, RESOURCE_TITLE
+
+TEXT_TABLE = {"numeric_from": 99, "table_class": "rpt-table rpt-text"}
+
+
+def _memory(value) -> str:
+    """A memory limit read back in a container: bytes, or unlimited (cgroup v1's huge number)."""
+    try:
+        return "unlimited" if float(value) >= 2**62 else bytes_h(float(value))
+    except (TypeError, ValueError):
+        return value or "?"
+
+
+def _requested(row, k, short=None) -> list[str]:
+    short = short or {}
+    return [
+        f"{short.get(key, key)} {row[f'member{k}_requested_{key}']}"
+        for key in ("cpuset", "cpus", "memory")
+        if row.get(f"member{k}_requested_{key}", "") not in ("", None)
+    ]
+
+
+class Method:
+    def tool_version(self, ms_id: str) -> str:
+        for img in self.env.get("images", []):
+            if img.get("image") == ms_id:
+                tv = img.get("tool_versions") or {}
+                return ", ".join(f"{k} {v}" for k, v in tv.items()) or "–"
+        return "–"
+
+    def design_text(self) -> str:
+        c = self.config
+        ws = c.get("window_s", {})
+        cases = [x for x in CASES if x in c.get("cases", CASES)]
+        windows = ", ".join(f"{ws[k]} s in Case {k}" for k in CONCURRENT if k in ws and k in cases)
+        ms = c.get("microservices", [])
+        n_pairs = len(ms) * (len(ms) + 1) // 2
+        return (
+            f"Cases {and_list(cases)}; {plural(len(ms), 'microservice')} ({', '.join(ms)}) alone in Case 1 "
+            f"and in all {plural(n_pairs, 'unordered pair')} (self-pairs included) in Cases 2, 3a and 3b; "
+            f"{plural(c.get('iterations', 0), 'iteration')} in Case 1 (a fresh container each); "
+            f"windows of {windows or '–'}; {plural(c.get('repetitions', 1), 'repetition')}; an iteration over "
+            f"{numi(c.get('iteration_timeout_s'))} s is killed and counted as failed."
+        )
+
+    def limits_text(self) -> str:
+        lim = self.config.get("limits", {})
+        cpu = (
+            f"{plural(lim.get('cpus', 0), 'core')} pinned with --cpuset-cpus (disjoint cores in Case 3b)"
+            if lim.get("cpu_mode", "?") == "cpuset"
+            else f"{lim.get('cpus')} CPUs of quota (--cpus)"
+        )
+        return f"{cpu} and {esc(lim.get('memory', '?'))} memory (swap off) per limited container"
+
+    def ci_methods(self) -> str:
+        out = []
+        if "t" in set(self.summary.get("ci_method", pd.Series(dtype=str))) - {""}:
+            out.append("Student t for means")
+        for m in sorted(set(self.ir.get("ir_ci_method", pd.Series(dtype=str))) - {""}):
+            parts = m.split("_")
+            if parts[0] == "bootstrap" and len(parts) == 3:
+                kind = parts[1].upper() if parts[1] == "bca" else parts[1]
+                out.append(f"{kind} bootstrap with {parts[2]} resamples for IR")
+            else:
+                out.append(m)
+        return "; ".join(out) or "–"
+
+    def ceem(self) -> list[Block]:
+        """The papers' ten CEEM steps and what each is in this run."""
+        present = self.targets()
+
+        def direction(t, m):
+            return "higher" if self.higher_is_better(t, m) else "lower"
+
+        metrics = "; ".join(
+            f"{self.name(t)}: "
+            + ", ".join(
+                f"{m} ({self.unit_of(t, m)}, {direction(t, m)} is better)" for m in self.metrics_of(t)
+            )
+            for t in present
+        )
+        tools = "; ".join(f"{self.name(t)}: {self.ms.get(t, {}).get('tool', '?')}" for t in present)
+        sizes_of = self.config.get("sizes", {})
+        sizes = "; ".join(
+            f"{t}: "
+            + ", ".join(
+                f"{k} = {numi(v) if isinstance(v, (int, float)) else v}" for k, v in sizes_of[t].items()
+            )
+            for t in self.config.get("microservices", [])
+            if sizes_of.get(t)
+        )
+        resources = and_list(RESOURCE_TITLE.get(self.resource(t), self.resource(t)) for t in present)
+        engines = ", ".join(
+            f"{e.get('engine', r)} {e.get('version', '?')}" for r, e in self.env.get("engines", {}).items()
+        )
+        n_runs = len(self.runs)
+        n_iter = int(self.runs["n_iterations"].sum()) if n_runs else 0
+        span = (
+            f" from {utc(self.runs['started'].min())} to {utc(self.runs['finished'].max())}" if n_runs else ""
+        )
+        rows = [
+            ("1 Requirement recognition",
+             ("How much do microservices interfere when they share one container (intra-container) or one host in "
+             "separate containers (inter-container), with and without cgroup limits, relative to running alone?"),
+             ("The same question, on this machine: every number below is an interference ratio against this "
+             "machine's own Case 1 baseline.")),
+            ("2 Service feature identification", "CPU, memory, disk I/O and network of a Docker host.",
+             f"The resources of the microservices measured here: {resources}."),
+            ("3–4 Metrics and benchmarks", "One micro-benchmark per resource, as a microservice in a container image.",
+             f"{metrics}. Tools: {tools}."),
+            ("5–6 Factors and levels",
+             "Placement case (1, 2, 3a, 3b) × co-located microservice; host, limits and workload sizes fixed.",
+             (f"Placement: {and_list(self.config.get('cases', []))}; partner: "
+             f"{', '.join(self.config.get('microservices', []))}; runtime: {engines or '–'}; limits: "
+             f"{self.limits_text()}; sizes: {sizes}.")),
+            ("7 Experimental design",
+             "A fixed number of iterations alone; fixed-length windows for concurrent cases, averaged over the window.",
+             self.design_text()),
+            ("8 Implementation", "docker run of each microservice image on one host.",
+             f"{plural(n_runs, 'run')}, {n_iter} iterations{span}; images, limits read back and host below."),
+            ("9 Analysis", "Mean, median, trimmed mean (P10–P90), max, min, SD, CV; interference ratio IR.",
+             (f"The same statistics, plus 95 % confidence intervals ({self.ci_methods()}), two-way ANOVA "
+             "(case × partner) with partial η², Kruskal–Wallis where residuals are not normal, and Tukey HSD.")),
+            ("10 Conclusion and reporting", "Tables, IR figures and findings.",
+             ("This document, rendered from results/stats/ by the pipeline; the comparison with the published "
+             "values is generated.")),
+        ]  # fmt: skip
+        return [
+            md(
+                "The papers follow the Cloud Evaluation Experiment Methodology (CEEM). Each of its steps, "
+                "and what it is in this run (generated from the config, the run records and the "
+                "microservices' declarations):"
+            ),
+            self.table(
+                ["CEEM step", "In the papers", "In this run"],
+                [list(r) for r in rows],
+                "The CEEM steps of the papers mapped to this run.",
+                **TEXT_TABLE,
+            ),
+        ]
+
+    def benchmarks_table(self) -> Block:
+        rows = []
+        for t in self.order():
+            d = self.ms.get(t)
+            if not d or not d.get("in_config", t in self.targets()):
+                continue
+            metrics = ", ".join(
+                f"{m['name']} ({m['unit']}, {'↑' if m['higher_is_better'] else '↓'})"
+                for m in d.get("metrics", [])
+            )
+            stand_in = d.get("tool") != d.get("paper_tool")
+            reason = d.get("stand_in_reason") or ("no reason declared" if stand_in else "")
+            note = (
+                f'<br><span class="muted">stand-in for the papers\' tool: {esc(reason)}</span>'
+                if stand_in
+                else ""
+            )
+            rows.append([
+                RESOURCE_TITLE.get(self.resource(t), d.get("resource", "")),
+                f"{d.get('name', t)} ({t})",
+                metrics,
+                ("html", esc(d.get("tool", "?")) + note),
+                self.tool_version(t),
+                d.get("paper_tool", "?"),
+            ])  # fmt: skip
+        return self.table(
+            ["Resource", "Microservice", "Metrics (unit, ↑ higher / ↓ lower is better)", "Tool run here",
+             "Versions in the image", "Tool in the papers"],
+            rows,
+            "Metrics and benchmarks (the papers' Table 2), from containers/*/microservice.yaml and the image "
+            "records. A tool that differs from the papers' is a stand-in, with the declared reason.",
+            **TEXT_TABLE,
+        )  # fmt: skip
+
+    def cases_blocks(self) -> list[Block]:
+        """The placement cases (the papers' Figure 2) with the limits requested and read back."""
+        rows = []
+        r = self.runs
+        for c in [c for c in CASES if c in set(self.summary["case"])]:
+            req, back, window = "–", "–", "–"
+            if len(r):
+                x = r[r["case"] == c]
+                reqs, backs = set(), set()
+                for _, row in x.iterrows():
+                    for k in (1, 2):
+                        if row.get(f"member{k}"):
+                            reqs.add(", ".join(_requested(row, k)) or "none")
+                            mem = _memory(row.get(f"member{k}_read_memory_max", ""))
+                            backs.add(f"cpuset {row.get(f'member{k}_read_cpuset', '?')}, memory {mem}")
+                req = "; ".join(sorted(reqs)) or "–"
+                back = "; ".join(sorted(backs)) or "–"
+                if c == "1":
+                    window = plural(int(x["iterations_requested"].max()), "iteration") if len(x) else "–"
+                elif len(x):
+                    window = f"{num(x['window_s'].max(), 0)} s"
+            rows.append([CASE_NAME[c], CASE_PLACEMENT[c], window, req, back])
+        return [
+            self.table(
+                ["Case", "Placement", "Length", "Limits requested (per container)", "Read back inside the containers"],
+                rows,
+                "The placement cases of the papers as run here: the limits each container asked for and what "
+                "its cgroup said from inside (cpuset, memory.max or memory.limit_in_bytes). Configured limits: "
+                f"{self.limits_text()}.",
+                **TEXT_TABLE,
+            )
+        ]  # fmt: skip
+
+    def member_limits(self, row, k) -> str:
+        """'L: cpuset 0, mem 2g → cpuset 0, mem 2.0 GiB' (HTML), or '' for no member k."""
+        if not row.get(f"member{k}"):
+            return ""
+        req = _requested(row, k, {"memory": "mem"})
+        back = f"cpuset {row.get(f'member{k}_read_cpuset', '?')}, mem {_memory(row.get(f'member{k}_read_memory_max', ''))}"
+        match = row.get(f"member{k}_limits_match", "")
+        flag = "" if match in ("yes", "unlimited") else f' <span class="flag">mismatch: {esc(match)}</span>'
+        return f"<b>{esc(row[f'member{k}'])}</b>: {esc(', '.join(req) or 'no limits')} → {esc(back)}{flag}"
+
+    def runs_blocks(self) -> list[Block]:
+        if not len(self.runs):
+            return [md("No run records (results/stats/pairs/runs.tsv) were found.")]
+        rows = []
+        r = self.runs.assign(_c=self.runs["case"].map({c: i for i, c in enumerate(CASES)}))
+        r = r.sort_values(["host", "runtime", "_c", "pair", "repetition"])
+        reps = self.config.get("repetitions", 1) > 1
+        for _, x in r.iterrows():
+            if is_num(x.get("window_s")):
+                window = f"{num(x['overlap_s'], 1)} of {num(x['window_s'], 0)} s"
+            else:
+                window = f"{num(x['iterations_requested'], 0)} iterations"
+            pair = x["pair"] + self.setup_suffix(x["host"], x["runtime"])
+            if reps:
+                pair += f" rep {int(x['repetition'])}"
+            limits = "<br>".join(v for v in (self.member_limits(x, 1), self.member_limits(x, 2)) if v)
+            rows.append([
+                CASE_NAME.get(x["case"], x["case"]), pair, utc(x["started"]).replace(" UTC", ""),
+                duration(x["duration_s"]), window, num(x["n_iterations"], 0), num(x["n_in_overlap"], 0),
+                num(x["n_failed"], 0), num(x["loadavg_1m_before"], 2), ("html", limits),
+            ])  # fmt: skip
+        return [
+            self.table(
+                ["Case", "Pair", "Started (UTC)", "Took", "Overlap of window", "Iterations", "In overlap",
+                 "Failed", "Load before", "Limits requested → read back in the container"],
+                rows,
+                "Every run: the overlap (the time both members ran) within its window, iterations, failures, "
+                "the 1-minute load average before it, and the cgroup limits each member requested and read back.",
+                group_first=True,
+                numeric_from=2,
+                text_cols=(9,),
+                table_class="rpt-table rpt-small rpt-runs",
+            )
+        ]  # fmt: skip

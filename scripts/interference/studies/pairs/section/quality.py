@@ -1,0 +1,147 @@
+"""Data quality: samples left out (outside the overlap, failed), runs with failures or events,
+high variation, the statistics step's notes, small baselines, and the limits read back."""
+
+from __future__ import annotations
+
+from interference.report.blocks import Block, md
+from interference.report.format import and_list, esc, num, pct, plural
+from interference.studies.pairs.section.data import CASE_NAME, CV_FLAG
+
+SMALL_TABLE = {"group_first": True, "table_class": "rpt-table rpt-small"}
+
+
+class Quality:
+    def quality_blocks(self) -> list[Block]:
+        s = self.summary
+        total = int(s["n"].sum() + s["n_excluded_overlap"].sum() + s["n_excluded_failed"].sum())
+        out_ov = int(s["n_excluded_overlap"].sum())
+        failed = int(s["n_excluded_failed"].sum())
+        text = (
+            f"**Samples left out.** Of {total} samples (one metric value of one iteration), "
+            f"{out_ov} ({pct(out_ov / total if total else 0, 1, sign=False)}) lie outside the overlap window and "
+            f"{failed} ({pct(failed / total if total else 0, 1, sign=False)}) failed. An iteration outside the overlap "
+            f"started before both members of its pair were running, or ended after one had stopped, so it ran partly "
+            f"alone; a failed one exited non-zero, was killed (out of memory), timed out, or gave no parsable value. "
+            f"Neither enters any statistic."
+        )
+        if len(self.runs):
+            it, ov, fl = (int(self.runs[c].sum()) for c in ("n_iterations", "n_in_overlap", "n_failed"))
+            text += f" Counted in iterations: {it} ran, {ov} inside the overlap (Case 1: all), {fl} failed."
+        blocks = [md(text)]
+        blocks += (
+            self.excluded_blocks() + self.failed_run_blocks() + self.variation_blocks() + self.note_blocks()
+        )
+        small = s[(s["case"] == "1") & (s["n"] < 10)]
+        if len(small):
+            blocks.append(
+                md(
+                    f"**Small baselines.** The Case 1 baseline of {and_list(sorted(set(small['target'])))} has only "
+                    f"{and_list(sorted({int(x) for x in small['n']}))} samples: every IR of it inherits that uncertainty."
+                )
+            )
+        return blocks + self.limits_blocks()
+
+    def excluded_blocks(self) -> list[Block]:
+        s = self.summary
+        ex = s[(s["n_excluded_overlap"] > 0) | (s["n_excluded_failed"] > 0)]
+        if not len(ex):
+            return []
+        # One iteration gives a sample of every metric of its target: per group, the largest
+        # count over the metrics is the number of iterations left out.
+        g = (
+            ex.groupby(["host", "runtime", "case", "target", "partner"], sort=False)
+            .agg(n_min=("n", "min"), n_max=("n", "max"), outside=("n_excluded_overlap", "max"),
+                 failed=("n_excluded_failed", "max"))
+            .reset_index()
+        )  # fmt: skip
+        rows = [
+            [CASE_NAME.get(r["case"], r["case"]), self.label(r["target"], r["partner"]) + self.setup_suffix(r["host"], r["runtime"]),
+             num(r["n_max"], 0) if r["n_min"] == r["n_max"] else f"{num(r['n_min'], 0)}–{num(r['n_max'], 0)}",
+             num(r["outside"], 0), num(r["failed"], 0)]
+            for _, r in self.sort_rows(g).iterrows()
+        ]  # fmt: skip
+        return [
+            self.table(
+                ["Case", "Target(+partner)", "Counted", "Outside overlap", "Failed"],
+                rows,
+                f"{plural(len(rows), 'group')} with iterations left out (per iteration, over the target's metrics).",
+                numeric_from=2,
+                **SMALL_TABLE,
+            )
+        ]
+
+    def failed_run_blocks(self) -> list[Block]:
+        r = self.runs
+        if not len(r):
+            return []
+        r = r[(r["n_failed"] > 0) | (r["events"].fillna("") != "")]
+        if not len(r):
+            return []
+        listed = "; ".join(
+            f"{CASE_NAME.get(x['case'], x['case'])} {x['pair']}{self.setup_suffix(x['host'], x['runtime'])}: "
+            f"{num(x['n_failed'], 0)} failed" + (f" ({x['events']})" if x["events"] else "")
+            for _, x in r.iterrows()
+        )
+        return [md(f"**Runs with failures or events:** {listed}.")]
+
+    def variation_blocks(self) -> list[Block]:
+        s = self.summary
+        limit = pct(CV_FLAG, 0, sign=False)
+        cv = self.sort_rows(s[s["cv"] > CV_FLAG])
+        if not len(cv):
+            return [md(f"**Variation.** No group has a coefficient of variation above {limit}.")]
+        rows = [
+            [CASE_NAME.get(r["case"], r["case"]), self.label(r["target"], r["partner"]) + self.setup_suffix(r["host"], r["runtime"]),
+             r["metric"], num(r["n"], 0), num(r["mean"]), num(r["median"]), num(r["cv"], 3)]
+            for _, r in cv.iterrows()
+        ]  # fmt: skip
+        return [
+            md(
+                f"**High variation.** {plural(len(cv), 'group')} of {len(s)} have a coefficient of variation "
+                f"above {limit}; for them the median and trimmed mean are the more robust averages (both are in "
+                f"the result tables)."
+            ),
+            self.table(
+                ["Case", "Target(+partner)", "Metric", "n", "Mean", "Median", "CV"],
+                rows,
+                f"Groups with CV above {limit}.",
+                numeric_from=3,
+                cell_class=lambda i, j: "flag-cell" if j == 6 else "",
+                **SMALL_TABLE,
+            ),
+        ]
+
+    def note_blocks(self) -> list[Block]:
+        """The statistics step's notes: why an interval is missing or may be too narrow."""
+        notes = {}
+        for df, col, what in ((self.summary, "note", "summary"), (self.ir, "reason", "interference ratio")):
+            if col in df:
+                for v in df[col].fillna(""):
+                    for part in [p.strip() for p in str(v).split(";") if p.strip()]:
+                        notes[(what, part)] = notes.get((what, part), 0) + 1
+        if not notes:
+            return []
+        listed = "\n".join(
+            f"- {what}, {plural(n, 'group')}: {esc(note)}" for (what, note), n in sorted(notes.items())
+        )
+        return [md("**Notes of the statistics step:**\n\n" + listed)]
+
+    def limits_blocks(self) -> list[Block]:
+        r = self.runs
+        if not len(r):
+            return []
+        mism, limited = [], 0
+        for k in (1, 2):
+            col = f"member{k}_limits_match"
+            if col in r:
+                bad = r[~r[col].fillna("").isin(["yes", "unlimited", ""])]
+                mism += [
+                    f"{CASE_NAME[x['case']]} {x['pair']} member {k}: {x[col]}" for _, x in bad.iterrows()
+                ]
+                limited += int((r[col] == "yes").sum())
+        text = (
+            f"Every limited container ({plural(limited, 'member record')}) read back exactly the cgroup limits requested."
+            if not mism
+            else "Limits read back differ from those requested: " + "; ".join(mism) + "."
+        )
+        return [md("**Limits.** " + text)]
