@@ -79,7 +79,9 @@ def all_run_metas():
 
 def parsed_runs(wildcards):
     return [
-        PARSED_PATH.format(host=HOST, runtime=rt, study=wildcards.study, key=r.key, rep=r.repetition)
+        PARSED_PATH.format(
+            host=HOST, runtime=rt, study=wildcards.study, key=r.key, rep=r.repetition
+        )
         for rt, r in study_runs(wildcards.study)
     ]
 
@@ -106,7 +108,11 @@ def image_parent(wildcards):
     if wildcards.image == "base":
         return []
     members = wildcards.image.split("+")
-    return [image_json(wildcards.runtime, "base" if len(members) == 1 else "+".join(members[:-1]))]
+    return [
+        image_json(
+            wildcards.runtime, "base" if len(members) == 1 else "+".join(members[:-1])
+        )
+    ]
 
 
 def image_build_inputs(wildcards):
@@ -118,7 +124,9 @@ def image_build_inputs(wildcards):
         folder, extra = containers / "base", []
     else:
         last = wildcards.image.split("+")[-1]
-        folder, extra = registry()[last].folder, [containers / "Dockerfile.microservice"]
+        folder, extra = registry()[last].folder, [
+            containers / "Dockerfile.microservice"
+        ]
     return [str(p) for p in extra + sorted(folder.iterdir()) if p.is_file()]
 
 
@@ -173,7 +181,9 @@ def table_threads(wildcards):
 
 
 def all_tables():
-    return [STATS_PATH.format(study=s, table=t) for s in STUDIES for t in STUDIES[s].tables]
+    return [
+        STATS_PATH.format(study=s, table=t) for s in STUDIES for t in STUDIES[s].tables
+    ]
 
 
 def runtimes_to_check():
@@ -181,7 +191,9 @@ def runtimes_to_check():
     todo = set()
     for study in STUDIES:
         for rt, r in study_runs(study):
-            meta = RUN_META.format(host=HOST, runtime=rt, study=study, key=r.key, rep=r.repetition)
+            meta = RUN_META.format(
+                host=HOST, runtime=rt, study=study, key=r.key, rep=r.repetition
+            )
             if not os.path.exists(meta):
                 todo.add(rt)
     return sorted(todo)
@@ -195,6 +207,4 @@ def check_runtimes():
         except runtimes.RuntimeUnavailable as error:
             problems.append(f"runtime {rt!r}: {error}")
     if problems:
-        raise WorkflowError(
-            "Nothing was built or run: " + " ".join(problems)
-        )
+        raise WorkflowError("Nothing was built or run: " + " ".join(problems))

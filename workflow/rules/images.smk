@@ -20,7 +20,9 @@ rule build_image:
         base_image=CONFIG["base_image"],
         mirror=CONFIG["debian_mirror"],
         suite=CONFIG["debian_suite"],
-        options=lambda wildcards: json.dumps(CONFIG["runtime_options"].get(wildcards.runtime, {})),
+        options=lambda wildcards: json.dumps(
+            CONFIG["runtime_options"].get(wildcards.runtime, {})
+        ),
         on=lambda wildcards, input: f"--on {input.parent[0]}" if input.parent else "",
     shell:
         "python -m interference.images {wildcards.image:q} --runtime {wildcards.runtime} "

@@ -2,7 +2,9 @@
 # study's runs. The study's code and the microservice parsers are inputs: editing a parser
 # reparses.
 
-PARSERS_CODE = sorted(str(p) for p in Path(SCRIPTS, "interference", "parsers").glob("*.py"))
+PARSERS_CODE = sorted(
+    str(p) for p in Path(SCRIPTS, "interference", "parsers").glob("*.py")
+)
 
 
 rule parse_run:

@@ -13,8 +13,8 @@ REPORT_FILES = sorted(
 REPORT_CODE = sorted(
     str(p)
     for folder in ("report", "report_template")
-    for p in Path(SCRIPTS, "interference", folder).glob("*")
-    if p.is_file()
+    for p in Path(SCRIPTS, "interference", folder).rglob("*")
+    if p.is_file() and "__pycache__" not in p.parts
 ) + [os.path.join(SCRIPTS, "interference", "render_report.py")]
 RUN_INFO_CODE = os.path.join(SCRIPTS, "interference", "run_info.py")
 
@@ -63,9 +63,7 @@ rule report:
         tables=all_tables(),
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         environment="results/stats/environment.json",
-        sections=[
-            str(s.report_section) for s in STUDIES.values() if s.report_section
-        ],
+        sections=[str(p) for s in STUDIES for p in studies.code_files(s, "report")],
         files=REPORT_FILES,
         code=REPORT_CODE,
     output:

@@ -41,9 +41,9 @@ def code_files(name: str, step: str) -> list[Path]:
     if declared is not None:
         return sorted(declared)
     path = Path(inspect.getfile(type(get(name))))
-    if path.name == "__init__.py":
-        return sorted(path.parent.rglob("*.py"))
-    return [path]
+    files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+    section = get(name).report_section
+    return files + [section] if step == "report" and section else files
 
 
 __all__ = ["RunKey", "Study", "StudyConfigError", "Table", "code_files", "get", "registry"]

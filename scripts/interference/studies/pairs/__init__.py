@@ -157,7 +157,15 @@ class PairsStudy(Study):
         package = HERE.parent.parent
         if step == "parse":
             return [HERE / "parse.py", package / "microservices.py"]
-        return [HERE / "statistics.py", package / "descriptive.py"] + sorted(HERE.glob("published*.py"))
+        if step == "report":
+            return sorted((HERE / "section").rglob("*.py")) + [HERE / "section.qmd"]
+        # published.py reads the statistics tables with the report's loader.
+        return [
+            HERE / "statistics.py",
+            HERE / "published.py",
+            package / "descriptive.py",
+            package / "report" / "load.py",
+        ]
 
     def run_row(self, meta: dict) -> dict:
         return runs.run_row(meta)
