@@ -6,8 +6,9 @@ PYTHON ?= python3
 VENV := .venv
 SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= 1
+CONFIG ?= config/config.yaml
 
-.PHONY: paper test engine venv
+.PHONY: paper test engine venv check-config
 
 $(VENV)/.installed: requirements.txt requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,3 +27,7 @@ paper: venv engine
 test: venv
 	sh scripts/ensure-engine.sh --browser
 	$(VENV)/bin/python -m pytest
+
+# Check config files before handing them to snakemake (a YAML error names file, line, column).
+check-config: venv
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.config $(CONFIG)
