@@ -36,11 +36,13 @@ def leftover_containers() -> list[str]:
 
 
 def start_run_case(settings: dict, images, meta) -> subprocess.Popen:
-    """The case runner's CLI as the run_case rule calls it, in the background."""
+    """The generic runner's CLI as the run rule calls it for the pair study, in the background."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "scripts")}
     argv = [
         "-m",
-        "interference.studies.pairs.execute",
+        "interference.runner",
+        "--study",
+        "pairs",
         "--settings",
         json.dumps(settings),
         "--images",

@@ -10,8 +10,9 @@ from interference.runtimes.base import (
     RuntimeUnavailable,
 )
 from interference.runtimes.docker import DockerRuntime
+from interference.runtimes.podman import PodmanRuntime
 
-ADAPTERS: dict[str, type[ContainerRuntime]] = {"docker": DockerRuntime}
+ADAPTERS: dict[str, type[ContainerRuntime]] = {"docker": DockerRuntime, "podman": PodmanRuntime}
 
 
 def get(name: str, options: dict | None = None) -> ContainerRuntime:
