@@ -1,6 +1,6 @@
 #!/bin/sh
 # Makes sure a Docker engine answers (and that debootstrap, which makes the base image when
-# no registry is reachable, is there). As root on Debian/Ubuntu it installs Debian's
+# no registry is reachable, and podman, the second runtime, are there). As root on Debian/Ubuntu it installs Debian's
 # docker.io and starts dockerd when needed, saying so; otherwise it says what to do.
 # With --browser it also installs Chromium (the report test opens the HTML in it).
 set -eu
@@ -10,6 +10,8 @@ if ! docker info >/dev/null 2>&1 && ! command -v dockerd >/dev/null 2>&1; then
   need_pkgs="$need_pkgs docker.io"
 fi
 command -v debootstrap >/dev/null 2>&1 || need_pkgs="$need_pkgs debootstrap"
+# Podman, the second runtime (daemonless: nothing to start).
+command -v podman >/dev/null 2>&1 || need_pkgs="$need_pkgs podman"
 if [ "${1:-}" = "--browser" ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
     command -v google-chrome >/dev/null 2>&1 || need_pkgs="$need_pkgs chromium"

@@ -10,9 +10,14 @@ from interference.runtimes.base import (
     RuntimeUnavailable,
 )
 from interference.runtimes.docker import DockerRuntime
+from interference.runtimes.host import HostRuntime
 from interference.runtimes.podman import PodmanRuntime
 
-ADAPTERS: dict[str, type[ContainerRuntime]] = {"docker": DockerRuntime, "podman": PodmanRuntime}
+ADAPTERS: dict[str, type[ContainerRuntime]] = {
+    "docker": DockerRuntime,
+    "podman": PodmanRuntime,
+    "host": HostRuntime,
+}
 
 
 def get(name: str, options: dict | None = None) -> ContainerRuntime:

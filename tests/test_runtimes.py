@@ -1,0 +1,102 @@
+"""The runtime adapters' command lines and cgroup plans, without running anything: Podman's
+flags for a machine without systemd and CAP_SYS_RESOURCE, bare metal's chroot script and the
+cgroup files it writes on v1 and v2."""
+
+from pathlib import Path
+
+import pytest
+
+from interference.runtimes import ContainerSpec, cgroups
+from interference.runtimes.docker import DockerRuntime
+from interference.runtimes.host import HostRuntime
+from interference.runtimes.podman import PodmanRuntime
+
+SPEC = ContainerSpec(
+    name="interference-abc-0001",
+    image="IMG",
+    command=["microservice-loop", "L", "/results/m", "1", "0", "count", "1", "60"],
+    env={"LINPACK_N": "800"},
+    cpuset="0",
+    memory="1g",
+    binds=[("/tmp/out", "/results")],
+    volumes=[("interference-abc-0001-scratch-b", "/scratch")],
+    labels={"interference.run": "abc"},
+)
+
+
+def test_docker_argv():
+    argv = DockerRuntime().run_argv(SPEC)
+    assert argv[:3] == ["docker", "run", "--detach"]
+    assert argv[argv.index("--cpuset-cpus") + 1] == "0" and argv[argv.index("--memory-swap") + 1] == "1g"
+    assert argv[-9:] == ["IMG", *SPEC.command]
+
+
+def test_podman_argv_works_without_systemd_and_cap_sys_resource():
+    rt = PodmanRuntime()
+    argv = rt.run_argv(SPEC)
+    assert argv[:5] == ["podman", "--cgroup-manager", "cgroupfs", "--events-backend", "file"]
+    assert argv[5:7] == ["run", "--detach"]
+    ulimits = [argv[i + 1] for i, a in enumerate(argv) if a == "--ulimit"]
+    assert [u.split("=")[0] for u in ulimits] == ["nofile", "nproc"]
+    assert int(ulimits[1].split(":")[1]) <= 32768  # never above what podman's processes may have
+    assert "--log-driver" in argv and argv[-9:] == ["IMG", *SPEC.command]
+    assert rt.build_args == rt.run_args[:4]  # builds get the same limits
+
+
+def test_podman_options_change_the_flags():
+    rt = PodmanRuntime(cgroup_manager="systemd", ulimit_host=False)
+    argv = rt.run_argv(SPEC)
+    assert argv[2] == "systemd" and "--ulimit" not in argv
+
+
+def test_host_script_chroots_with_private_mounts():
+    rt = HostRuntime(rootfs_dir="/r", state_dir="/s")
+    spec = ContainerSpec(**{**SPEC.__dict__, "image": "rootfs:/r/interference_l_x"})
+    argv = rt.run_argv(spec)
+    assert argv[:5] == ["unshare", "--mount", "--propagation", "private", "--"]
+    script = argv[-1]
+    assert "mount --bind /tmp/out /r/interference_l_x/results" in script
+    assert "mount --bind /s/volumes/interference-abc-0001-scratch-b /r/interference_l_x/scratch" in script
+    assert script.splitlines()[-1].startswith("exec chroot /r/interference_l_x env -i PATH=")
+    assert "LINPACK_N=800 microservice-loop L /results/m" in script
+
+
+def test_cgroup_plan_v1():
+    plan = cgroups.plan("x", "1", None, "512m", 1)
+    assert plan[Path("/sys/fs/cgroup/cpuset/interference/x")] == {"cpuset.cpus": "1", "cpuset.mems": None}
+    assert plan[Path("/sys/fs/cgroup/cpu/interference/x")] == {}
+    assert plan[Path("/sys/fs/cgroup/memory/interference/x")] == {
+        "memory.limit_in_bytes": str(512 * 1024**2),
+        "memory.memsw.limit_in_bytes": str(512 * 1024**2),
+    }
+    assert cgroups.plan("x", None, 1.5, None, 1)[Path("/sys/fs/cgroup/cpu/interference/x")] == {
+        "cpu.cfs_period_us": "100000",
+        "cpu.cfs_quota_us": "150000",
+    }
+
+
+def test_cgroup_plan_v2():
+    plan = cgroups.plan("x", "0-1", 2, "1g", 2)
+    assert plan == {
+        Path("/sys/fs/cgroup/interference/x"): {
+            "cpuset.cpus": "0-1",
+            "cpu.max": "200000 100000",
+            "memory.max": str(1024**3),
+            "memory.swap.max": "0",
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    "text, value", [("512m", 512 * 1024**2), ("2g", 2 * 1024**3), ("1073741824", 1024**3)]
+)
+def test_memory_notation(text, value):
+    assert cgroups.memory_bytes(text) == value
+
+
+def test_host_refuses_without_root(monkeypatch):
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    from interference.runtimes import RuntimeUnavailable
+
+    with pytest.raises(RuntimeUnavailable, match=r"needs root"):
+        HostRuntime().check()
