@@ -121,7 +121,7 @@ def test_case3b_network_pair_with_servers(images, tmp_path):
     meta = run(images, tmp_path / "3b/meta.json", "3b", "NS+NR", ["NS", "NR"], window_s=4)
     roles = sorted(c["role"] for c in meta["containers"])
     assert roles == ["member1", "member2", "server for member1", "server for member2"]
-    network = f"interference-{meta['run_id']}"
+    network = f"interference-{meta['run_id']}-net"
     for c in meta["containers"]:
         argv = c["argv"]
         assert argv[argv.index("--network") + 1] == network

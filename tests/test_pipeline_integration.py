@@ -172,7 +172,7 @@ def test_forcing_one_case_reruns_exactly_that_run(workdir):
 
 
 def settings(case, pair, **extra):
-    return run_settings(case, pair, **{"limits": TINY["limits"], "sizes": TINY["sizes"], **extra})
+    return run_settings(case, pair, **{"limits": PAIRS["limits"], "sizes": PAIRS["sizes"], **extra})
 
 
 def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
@@ -196,15 +196,21 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
     assert rows["value"].isna().all() and (rows["status"] != "ok").all()
 
 
-def test_sigterm_removes_every_container(workdir, tmp_path):
-    images = workdir / "results/images/docker"
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_sigterm_removes_everything_the_run_made(workdir, tmp_path, runtime):
+    images = workdir / "results/images" / runtime
     meta = tmp_path / "term/meta.json"
-    proc = start_run_case(settings("3b", "L+S", window_s=120), [images / "L.json", images / "S.json"], meta)
+    s = settings("3b", "L+S", window_s=120, runtime=runtime)
+    proc = start_run_case(s, [images / "L.json", images / "S.json"], meta)
+
+    def running() -> list[str]:
+        return leftover_containers() + runtime_leftovers()
+
     deadline = time.time() + 60
-    while len(leftover_containers()) < 2 and time.time() < deadline:
+    while len([r for r in running() if "mount" not in r]) < 2 and time.time() < deadline:
         time.sleep(0.5)
-    assert len(leftover_containers()) == 2
+    assert len(running()) >= 2, running()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) != 0
-    assert leftover_containers() == []
+    assert running() == []
     assert not meta.exists()  # an interrupted run leaves no meta.json: it simply reruns

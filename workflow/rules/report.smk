@@ -8,7 +8,10 @@ REPORT_QMD = os.path.join(workflow.basedir, "report", "paper.qmd")
 REPORT_FILES = sorted(
     str(p)
     for p in Path(workflow.basedir, "report").rglob("*")
-    if p.is_file() and p.suffix in (".qmd", ".css", ".tsv") and p.name != "paper.html"
+    if p.is_file() and p.suffix in (".qmd", ".css") and p != Path(REPORT_QMD)
+)
+PUBLISHED = sorted(
+    str(p) for p in Path(workflow.basedir, "report", "published").glob("*.tsv")
 )
 REPORT_CODE = sorted(
     str(p)
@@ -64,6 +67,8 @@ rule report:
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         environment="results/stats/environment.json",
         sections=[str(p) for s in STUDIES for p in studies.code_files(s, "report")],
+        qmd=REPORT_QMD,
+        published=PUBLISHED,
         files=REPORT_FILES,
         code=REPORT_CODE,
     output:
@@ -73,10 +78,9 @@ rule report:
     conda:
         "../envs/report.yaml"
     params:
-        qmd=REPORT_QMD,
         studies=list(STUDIES),
-        published_dir=os.path.join(workflow.basedir, "report", "published"),
+        published_dir=lambda wildcards, input: os.path.dirname(input.published[0]),
     shell:
-        "python -m interference.render_report {params.qmd:q} --out {output.html} "
+        "python -m interference.render_report {input.qmd:q} --out {output.html} "
         "--stats-dir results/stats --studies {params.studies} "
         "--published-dir {params.published_dir:q} > {log} 2>&1"
