@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from interference import run_info
 from interference.statistics import write
-from interference.studies.pairs import published, statistics
+from interference.studies.pairs import published, runtime_ratios, significance, statistics
 
 HOST = "fixturehost"
 RUNTIMES = ("docker", "host")
@@ -283,9 +283,9 @@ def make_fixture(
     tables = {
         "summary": statistics.summarize(samples),
         "interference": statistics.interference_ratios(samples, n_resamples=n_resamples),
-        "anova": statistics.anova(samples),
-        "posthoc": statistics.posthoc(samples),
-        "runtimes": statistics.runtime_ratios(samples, n_resamples=n_resamples),
+        "anova": significance.anova(samples),
+        "posthoc": significance.posthoc(samples),
+        "runtimes": runtime_ratios.runtime_ratios(samples, n_resamples=n_resamples),
     }
     for name, df in tables.items():
         write(df, pairs / f"{name}.tsv")

@@ -17,6 +17,7 @@ from scipy import stats
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
 from interference import descriptive
+from interference.studies.pairs import significance as sig
 from interference.studies.pairs import statistics as st
 
 REPO = Path(__file__).resolve().parents[1]
@@ -162,8 +163,8 @@ def test_empty_input():
     empty = pd.DataFrame(columns=list(frame(rows("1", "L", "", [1])).columns))
     assert st.summarize(empty).empty
     assert st.interference_ratios(empty).empty
-    assert st.anova(empty).empty
-    assert st.posthoc(empty).empty
+    assert sig.anova(empty).empty
+    assert sig.posthoc(empty).empty
 
 
 # -------------------------------------------------------------------------------- interference
@@ -279,10 +280,10 @@ def test_case_without_partner_data():
     )
     ir = st.interference_ratios(df)
     assert len(ir) == 5 and not ((ir["case"] == "3b") & (ir["partner"] == "S")).any()
-    ph = st.posthoc(df)
+    ph = sig.posthoc(df)
     s_pairs = set(zip(ph.loc[ph.partner == "S", "group1"], ph.loc[ph.partner == "S", "group2"]))
     assert s_pairs == {("1", "2"), ("1", "3a"), ("2", "3a")}
-    a = st.anova(df)
+    a = sig.anova(df)
     assert set(a["method"]) == {"anova2_no_interaction"}
     assert "anova2 not estimable" in a["note"].iloc[0]
 
@@ -303,7 +304,7 @@ def design(
 
 
 def test_anova_detects_strong_case_effect():
-    a = st.anova(design({"2": 0.0, "3a": 5.0, "3b": 10.0}))
+    a = sig.anova(design({"2": 0.0, "3a": 5.0, "3b": 10.0}))
     case = one(a, term="case")
     assert case["method"] == "anova2"
     assert case["p"] < 0.01 and case["df"] == 2
@@ -314,19 +315,19 @@ def test_anova_detects_strong_case_effect():
 
 
 def test_anova_no_effect_no_huge_F():
-    a = st.anova(design({"2": 0.0, "3a": 0.0, "3b": 0.0}, seed=1))
+    a = sig.anova(design({"2": 0.0, "3a": 0.0, "3b": 0.0}, seed=1))
     case = one(a, term="case")
     assert case["F"] < 10 and case["p"] > 0.01
     assert 0 <= case["partial_eta_sq"] < 0.2
     # Constant values: nothing to test, no F at all (not a huge ratio of rounding noise).
-    flat = st.anova(design({"2": 5.0, "3a": 5.0, "3b": 5.0}, sd=0.0))
+    flat = sig.anova(design({"2": 5.0, "3a": 5.0, "3b": 5.0}, sd=0.0))
     assert list(flat["method"]) == ["not_testable"] and "identical" in flat["note"].iloc[0]
     assert flat["F"].isna().all()
 
 
 def test_anova_one_way_matches_scipy():
     df = design({"2": 0.0, "3a": 1.0, "3b": 2.0}, partners=("S",), n=6, seed=2)
-    a = st.anova(df)
+    a = sig.anova(df)
     case = one(a, term="case")
     assert case["method"] == "anova1_case" and "only partner S" in case["note"]
     groups = [g["value"].to_numpy() for _, g in df.groupby("case")]
@@ -336,8 +337,8 @@ def test_anova_one_way_matches_scipy():
 
 def test_anova_one_case_tests_partner():
     df = design({"2": 0.0}, partners=("L", "S", "B"), n=5, seed=4)
-    assert set(st.anova(df)["method"]) <= {"anova1_partner", "kruskal"}
-    assert one(st.anova(df), method="anova1_partner", term="partner")["df"] == 2
+    assert set(sig.anova(df)["method"]) <= {"anova1_partner", "kruskal"}
+    assert one(sig.anova(df), method="anova1_partner", term="partner")["df"] == 2
 
 
 def test_anova_degenerate_inputs_have_notes():
@@ -349,7 +350,7 @@ def test_anova_degenerate_inputs_have_notes():
         rows("2", "Y", "L", [1, 2], metric="ops"),
         rows("3a", "Y", "S", [3, 4], metric="ops"),
     )
-    a = st.anova(df)
+    a = sig.anova(df)
     for target in ["L", "S", "B"]:
         r = one(a, target=target)
         assert r["method"] == "not_testable" and r["note"]
@@ -363,7 +364,7 @@ def test_anova_degenerate_inputs_have_notes():
 
 def test_kruskal_when_residuals_not_normal():
     df = design({"2": 0.0, "3a": 3.0, "3b": 6.0}, n=15, dist="lognormal", seed=3)
-    a = st.anova(df)
+    a = sig.anova(df)
     assert one(a, term="case", method="anova2")["shapiro_p"] < 0.05
     kw = one(a, method="kruskal")
     groups = [g["value"].to_numpy() for _, g in df.groupby("case")]
@@ -371,7 +372,7 @@ def test_kruskal_when_residuals_not_normal():
     assert kw["term"] == "case" and kw["df"] == 2
     assert kw["F"] == pytest.approx(h) and kw["p"] == pytest.approx(p) and kw["p"] < 0.01
     # Normal residuals: no Kruskal-Wallis row.
-    normal = st.anova(design({"2": 0.0, "3a": 3.0, "3b": 6.0}, seed=8))
+    normal = sig.anova(design({"2": 0.0, "3a": 3.0, "3b": 6.0}, seed=8))
     assert normal["shapiro_p"].iloc[0] >= 0.05 and "kruskal" not in set(normal["method"])
 
 
@@ -391,7 +392,7 @@ def tukey_data(seed=0, n=20):
 
 
 def test_tukey_finds_the_shifted_group():
-    ph = st.posthoc(tukey_data())
+    ph = sig.posthoc(tukey_data())
     assert list(ph.columns) == st.POSTHOC_COLUMNS
     assert len(ph) == 2 * 6  # 2 partners x C(4, 2)
     for r in ph.itertuples():
@@ -404,7 +405,7 @@ def test_tukey_finds_the_shifted_group():
 def test_tukey_matches_statsmodels_pairwise_tukeyhsd():
     df = tukey_data(seed=9, n=7)
     df = df.drop(index=df.index[:3])  # unequal group sizes
-    ph = st.posthoc(df)
+    ph = sig.posthoc(df)
     d = df[(df.case == "1") | (df.partner == "S")]
     ref = pairwise_tukeyhsd(d["value"].to_numpy(), d["case"].to_numpy())
     mine = ph[ph.partner == "S"]
@@ -416,7 +417,7 @@ def test_tukey_matches_statsmodels_pairwise_tukeyhsd():
 
 def test_tukey_q_crit_is_scipy_ppf():
     for k, df in [(2, 3), (4, 20), (4, 4000), (3, 1e6), (120, 50)]:
-        assert st.tukey_q_crit(k, df) == pytest.approx(stats.studentized_range.ppf(0.95, k, df), rel=1e-9)
+        assert sig.tukey_q_crit(k, df) == pytest.approx(stats.studentized_range.ppf(0.95, k, df), rel=1e-9)
 
 
 def test_posthoc_degenerate_inputs():
@@ -427,7 +428,7 @@ def test_posthoc_degenerate_inputs():
         rows("1", "B", "", [5, 5], metric="mb"),
         rows("2", "B", "L", [7, 7], metric="mb"),
     )
-    ph = st.posthoc(df)
+    ph = sig.posthoc(df)
     r = one(ph, target="L")
     assert r["partner"] == "S" and "fewer than 2 groups" in r["note"] and "case 2" in r["note"]
     assert "no concurrent-case samples" in one(ph, target="S")["note"]

@@ -15,7 +15,16 @@ import yaml
 
 from interference.microservices import registry as microservices
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.pairs import cases, execute, parse, published, runs, statistics
+from interference.studies.pairs import (
+    cases,
+    execute,
+    parse,
+    published,
+    runs,
+    runtime_ratios,
+    significance,
+    statistics,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -41,9 +50,9 @@ class PairsStudy(Study):
         "interference": Table(
             _samples_table(lambda s, jobs: statistics.interference_ratios(s, jobs=jobs)), threads=4
         ),
-        "anova": Table(_samples_table(lambda s, jobs: statistics.anova(s))),
-        "posthoc": Table(_samples_table(lambda s, jobs: statistics.posthoc(s, jobs)), threads=2),
-        "runtimes": Table(_samples_table(lambda s, jobs: statistics.runtime_ratios(s))),
+        "anova": Table(_samples_table(lambda s, jobs: significance.anova(s))),
+        "posthoc": Table(_samples_table(lambda s, jobs: significance.posthoc(s, jobs)), threads=2),
+        "runtimes": Table(_samples_table(lambda s, jobs: runtime_ratios.runtime_ratios(s))),
         "published": Table(published.comparison, needs=("summary", "interference"), files=published.FILES),
     }
 
@@ -161,8 +170,7 @@ class PairsStudy(Study):
             return sorted((HERE / "section").rglob("*.py")) + [HERE / "section.qmd"]
         # published.py reads the statistics tables with the report's loader.
         return [
-            HERE / "statistics.py",
-            HERE / "published.py",
+            *(HERE / f for f in ("statistics.py", "significance.py", "runtime_ratios.py", "published.py")),
             package / "descriptive.py",
             package / "report" / "load.py",
         ]

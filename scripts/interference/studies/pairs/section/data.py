@@ -13,9 +13,9 @@ from interference.studies.pairs.statistics import (
     INTERFERENCE_COLUMNS,
     NUMERIC_COLUMNS,
     POSTHOC_COLUMNS,
-    RUNTIME_COLUMNS,
     SUMMARY_COLUMNS,
 )
+from interference.studies.pairs.runtime_ratios import RUNTIME_COLUMNS
 
 STUDY = "pairs"
 CASE_NAME = {c: f"Case {c}" for c in CASES}
