@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
-from interference import render_report, run_info
+from interference import render_fallback, render_report, run_info
 from interference.report import format as fmt
 from interference.report.document import Document
 from interference.report.tables import table_html
@@ -111,13 +111,13 @@ def test_config_hash_changes_with_the_config():
 def test_front_matter_and_cell_options():
     front, body = render_report.split_front_matter("---\ntitle: T\nexecute:\n  echo: false\n---\n\n# H\n")
     assert front == {"title": "T", "execute": {"echo": False}} and body.strip() == "# H"
-    opts, code = render_report.cell_options("#| echo: false\n#| tags: [parameters]\nx = 1\n")
+    opts, code = render_fallback.cell_options("#| echo: false\n#| tags: [parameters]\nx = 1\n")
     assert opts == {"echo": False, "tags": ["parameters"]} and code == "x = 1"
 
 
 def test_qmd_cells_get_removal_tags_and_injected_parameters():
     text = (REPO / "report" / "paper.qmd").read_text()
-    front, nb = render_report.qmd_to_notebook(text, {"stats_dir": "/s", "renderer": "r"})
+    front, nb = render_fallback.qmd_to_notebook(text, {"stats_dir": "/s", "renderer": "r"})
     assert front["format"]["html"]["embed-resources"] is True
     code = [c for c in nb.cells if c.cell_type == "code"]
     params = next(i for i, c in enumerate(code) if "parameters" in c.metadata["tags"])
@@ -145,7 +145,7 @@ def test_external_resources_are_found():
 
 def test_toc_links_every_section():
     page = '<html><body><nav id="TOC"></nav><h2>A b</h2><h3>C</h3><h2 id="x">D</h2></body></html>'
-    out = render_report.add_toc(page)
+    out = render_fallback.add_toc(page)
     assert 'href="#a-b"' in out and 'href="#c"' in out and 'href="#x"' in out
 
 

@@ -18,7 +18,10 @@ REPORT_CODE = sorted(
     for folder in ("report", "report_template")
     for p in Path(SCRIPTS, "interference", folder).rglob("*")
     if p.is_file() and "__pycache__" not in p.parts
-) + [os.path.join(SCRIPTS, "interference", "render_report.py")]
+) + [
+    os.path.join(SCRIPTS, "interference", f"render_{n}.py")
+    for n in ("report", "fallback")
+]
 RUN_INFO_CODE = os.path.join(SCRIPTS, "interference", "run_info.py")
 
 
