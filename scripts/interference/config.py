@@ -67,6 +67,16 @@ def _known(kind: str, name: str, where: str, known, home: str, source: str) -> N
         )
 
 
+RUNTIME_HOME = "a module in scripts/interference/runtimes/"
+
+
+def _check_runtime(config: dict, rt: str, where: str, source: str) -> None:
+    """A runtime named at `where` is known; its options are valid, with defaults filled in."""
+    _known("runtime", rt, where, runtimes.ADAPTERS, RUNTIME_HOME, source)
+    options = config["runtime_options"].setdefault(rt, {})
+    _check(options, runtimes.ADAPTERS[rt].options_schema, f"runtime_options.{rt}", source)
+
+
 def study_schema(study) -> dict:
     schema = copy.deepcopy(study.config_schema())
     schema.setdefault("properties", {})["runtimes"] = {
@@ -86,33 +96,10 @@ def validate(config: dict, source: str = "config") -> dict:
         raise ConfigError(f"{source}: the config must be a YAML mapping, not {type(config).__name__}.")
     _check(config, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
 
+    for rt in list(config["runtime_options"]):
+        _check_runtime(config, rt, f"runtime_options.{rt}", source)
     for i, rt in enumerate(config["runtimes"]):
-        _known(
-            "runtime",
-            rt,
-            f"runtimes[{i}]",
-            runtimes.ADAPTERS,
-            "a module in scripts/interference/runtimes/",
-            source,
-        )
-    for rt, options in config["runtime_options"].items():
-        _known(
-            "runtime",
-            rt,
-            f"runtime_options.{rt}",
-            runtimes.ADAPTERS,
-            "a module in scripts/interference/runtimes/",
-            source,
-        )
-        _check(options, runtimes.ADAPTERS[rt].options_schema, f"runtime_options.{rt}", source)
-    for rt in config["runtimes"]:
-        config["runtime_options"].setdefault(rt, {})
-        _check(
-            config["runtime_options"][rt],
-            runtimes.ADAPTERS[rt].options_schema,
-            f"runtime_options.{rt}",
-            source,
-        )
+        _check_runtime(config, rt, f"runtimes[{i}]", source)
 
     known = studies.registry()
     for name, cfg in config["studies"].items():
@@ -121,21 +108,7 @@ def validate(config: dict, source: str = "config") -> dict:
         _check(cfg, study_schema(study), f"studies.{name}", source)
         cfg.setdefault("runtimes", list(config["runtimes"]))
         for i, rt in enumerate(cfg["runtimes"]):
-            _known(
-                "runtime",
-                rt,
-                f"studies.{name}.runtimes[{i}]",
-                runtimes.ADAPTERS,
-                "a module in scripts/interference/runtimes/",
-                source,
-            )
-            config["runtime_options"].setdefault(rt, {})
-            _check(
-                config["runtime_options"][rt],
-                runtimes.ADAPTERS[rt].options_schema,
-                f"runtime_options.{rt}",
-                source,
-            )
+            _check_runtime(config, rt, f"studies.{name}.runtimes[{i}]", source)
         try:
             study.check(cfg)
         except studies.StudyConfigError as e:

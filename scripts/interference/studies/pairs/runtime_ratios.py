@@ -3,20 +3,16 @@ relative to a reference runtime (bare metal where it ran), with bootstrap interv
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from interference.studies.pairs.statistics import (
     BASELINE,
-    CONFIDENCE,
     N_RESAMPLES,
     SEED,
     _prepare,
-    _rng,
     _valid,
+    bootstrap_ci,
 )
 
 RUNTIME_COLUMNS = [
@@ -55,23 +51,7 @@ def _relative_ci(x, ref, higher_is_better, n_resamples, seed, key):
     def statistic(a, b, axis=-1):
         return relative_value(np.mean(a, axis=axis), np.mean(b, axis=axis), higher_is_better)
 
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        for method in ("BCa", "percentile"):
-            res = stats.bootstrap(
-                (np.asarray(x, float), np.asarray(ref, float)),
-                statistic,
-                n_resamples=n_resamples,
-                paired=False,
-                vectorized=True,
-                confidence_level=CONFIDENCE,
-                method=method,
-                rng=_rng(seed, key),
-            )
-            low, high = res.confidence_interval
-            if np.isfinite(low) and np.isfinite(high):
-                return float(low), float(high), f"bootstrap_{method.lower()}_{n_resamples}"
-    return np.nan, np.nan, ""
+    return bootstrap_ci(x, ref, statistic, n_resamples, seed, key)[:3]
 
 
 def runtime_ratios(samples: pd.DataFrame, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> pd.DataFrame:

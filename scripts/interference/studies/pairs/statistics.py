@@ -155,20 +155,19 @@ def _rng(seed: int, key: tuple) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32("\t".join(map(str, key)).encode())])
 
 
-def ir_bootstrap_ci(
-    x, base, higher_is_better: bool, n_resamples: int = N_RESAMPLES, seed: int = SEED, key: tuple = ()
+def bootstrap_ci(
+    x, base, statistic, n_resamples: int, seed: int, key: tuple
 ) -> tuple[float, float, str, str]:
-    """95% CI of the IR by resampling both groups independently: (low, high, method, reason).
-
-    BCa first; when BCa is undefined (degenerate, e.g. zero variance) the percentile interval."""
-    stat = _ir_statistic(higher_is_better)
+    """95% CI of statistic(x, base) by resampling both groups independently: (low, high,
+    method, reason). BCa first; when BCa is undefined (degenerate, e.g. zero variance) the
+    percentile interval."""
     reasons = []
     for method in ("BCa", "percentile"):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             res = stats.bootstrap(
                 (np.asarray(x, float), np.asarray(base, float)),
-                stat,
+                statistic,
                 n_resamples=n_resamples,
                 paired=False,
                 vectorized=True,
@@ -181,6 +180,13 @@ def ir_bootstrap_ci(
             return float(low), float(high), f"bootstrap_{method.lower()}_{n_resamples}", _join(reasons)
         reasons.append(f"bootstrap {method} interval undefined")
     return np.nan, np.nan, "", _join(reasons)
+
+
+def ir_bootstrap_ci(
+    x, base, higher_is_better: bool, n_resamples: int = N_RESAMPLES, seed: int = SEED, key: tuple = ()
+) -> tuple[float, float, str, str]:
+    """95% CI of the IR (see bootstrap_ci)."""
+    return bootstrap_ci(x, base, _ir_statistic(higher_is_better), n_resamples, seed, key)
 
 
 def interference_ratios(

@@ -8,6 +8,7 @@ import pandas as pd
 from interference.report.blocks import Block
 from interference.studies.pairs import published
 from interference.studies.pairs.cases import CASES
+from interference.studies.pairs.runtime_ratios import RUNTIME_COLUMNS
 from interference.studies.pairs.statistics import (
     ANOVA_COLUMNS,
     INTERFERENCE_COLUMNS,
@@ -15,7 +16,6 @@ from interference.studies.pairs.statistics import (
     POSTHOC_COLUMNS,
     SUMMARY_COLUMNS,
 )
-from interference.studies.pairs.runtime_ratios import RUNTIME_COLUMNS
 
 STUDY = "pairs"
 CASE_NAME = {c: f"Case {c}" for c in CASES}
