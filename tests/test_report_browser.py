@@ -110,7 +110,7 @@ def test_report_opens_cleanly_in_chromium(rendered):
         )
         browser.screenshot(ARTIFACTS / "report_top.png")
         browser.screenshot(ARTIFACTS / "report_full.png", full_page=True)
-    assert page["title"].startswith("Interference between containerized microservices")
+    assert page["title"].startswith("Microservices in containers, re-run")
     for section in SECTIONS:
         assert section in page["headings"], f"section {section!r} missing"
     assert "Network" not in page["headings"]  # no network microservice in the fixture's data
