@@ -19,7 +19,7 @@ def with_pairs(**patch) -> dict:
     return cfg
 
 
-@pytest.mark.parametrize("name", ["ci", "config", "paper"])
+@pytest.mark.parametrize("name", ["ci", "config", "paper", "runtimes", "apptainer-ci"])
 def test_shipped_configs_are_valid(name):
     cfg = load(REPO / "config" / f"{name}.yaml")
     pairs = cfg["studies"]["pairs"]

@@ -100,3 +100,32 @@ def test_host_refuses_without_root(monkeypatch):
 
     with pytest.raises(RuntimeUnavailable, match=r"needs root"):
         HostRuntime().check()
+
+
+def test_apptainer_argv():
+    from interference.runtimes.apptainer import ApptainerRuntime
+
+    rt = ApptainerRuntime(state_dir="/s")
+    spec = ContainerSpec(**{**SPEC.__dict__, "image": "sif:/i/l.sif"})
+    argv = rt.run_argv(spec)
+    assert argv[:5] == ["apptainer", "exec", "--containall", "--cleanenv", "--writable-tmpfs"]
+    assert argv[argv.index("--cpuset-cpus") + 1] == "0"
+    assert argv[argv.index("--memory") + 1] == "1g" and argv[argv.index("--memory-swap") + 1] == "1g"
+    binds = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
+    assert binds == ["/tmp/out:/results", "/s/volumes/interference-abc-0001-scratch-b:/scratch"]
+    assert "LINPACK_N=800" in argv and argv[-9:] == ["/i/l.sif", *SPEC.command]
+    assert not ApptainerRuntime.capabilities.networks and ApptainerRuntime.capabilities.image_from == "docker"
+
+
+def test_apptainer_is_refused_where_it_is_not_installed():
+    import shutil
+
+    from interference.runtimes import RuntimeUnavailable
+    from interference.runtimes.apptainer import ApptainerRuntime
+
+    if shutil.which("apptainer"):
+        ApptainerRuntime().check()  # GitHub Actions installs it
+        return
+    with pytest.raises(RuntimeUnavailable, match="Apptainer is not installed") as e:
+        ApptainerRuntime().check()
+    assert "setup-apptainer" in str(e.value)

@@ -9,6 +9,7 @@ from interference.runtimes.base import (
     ContainerSpec,
     RuntimeUnavailable,
 )
+from interference.runtimes.apptainer import ApptainerRuntime
 from interference.runtimes.docker import DockerRuntime
 from interference.runtimes.host import HostRuntime
 from interference.runtimes.podman import PodmanRuntime
@@ -17,6 +18,7 @@ ADAPTERS: dict[str, type[ContainerRuntime]] = {
     "docker": DockerRuntime,
     "podman": PodmanRuntime,
     "host": HostRuntime,
+    "apptainer": ApptainerRuntime,
 }
 
 

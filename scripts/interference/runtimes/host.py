@@ -11,7 +11,6 @@ needing them is refused for this runtime."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -22,16 +21,16 @@ from interference.runtimes import cgroups
 from interference.runtimes.base import (
     LIMIT_KINDS,
     Capabilities,
-    ContainerRuntime,
     ContainerSpec,
     RuntimeUnavailable,
 )
+from interference.runtimes.local_processes import LocalProcessRuntime
 
 PATH_IN_ROOTFS = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 COMPLETE = ".interference-complete"  # written last: a half-exported tree is never used
 
 
-class HostRuntime(ContainerRuntime):
+class HostRuntime(LocalProcessRuntime):
     name = "host"
     capabilities = Capabilities(
         networks=False,
@@ -54,10 +53,9 @@ class HostRuntime(ContainerRuntime):
     }
 
     def __init__(self, **options):
-        super().__init__(**options)
         o = {k: v["default"] for k, v in self.options_schema["properties"].items()} | options
-        self.rootfs_dir, self.state_dir = Path(o["rootfs_dir"]), Path(o["state_dir"])
-        self.procs: dict[str, subprocess.Popen] = {}
+        super().__init__(**o)
+        self.rootfs_dir = Path(o["rootfs_dir"])
 
     # -- itself ----------------------------------------------------------------------------
     def check(self) -> None:
@@ -125,9 +123,6 @@ class HostRuntime(ContainerRuntime):
         return out
 
     # -- runs --------------------------------------------------------------------------------
-    def _volume_dir(self, name: str) -> Path:
-        return self.state_dir / "volumes" / name
-
     def _script(self, spec: ContainerSpec) -> str:
         """The shell that runs in the private mount namespace: mounts, then chroot."""
         root = shlex.quote(spec.image.removeprefix("rootfs:"))
@@ -141,13 +136,10 @@ class HostRuntime(ContainerRuntime):
         mounts = [(str(Path(h).resolve()), c) for h, c in spec.binds]
         mounts += [(str(self._volume_dir(v)), c) for v, c in spec.volumes]
         for host_dir, ctr_dir in mounts:
-            lines += [
-                f"mkdir -p {root}{shlex.quote(ctr_dir)}",
-                f"mount --bind {shlex.quote(host_dir)} {root}{shlex.quote(ctr_dir)}",
-            ]
-        env = ["env", "-i", f"PATH={PATH_IN_ROOTFS}", "HOME=/root"] + [
-            f"{k}={v}" for k, v in sorted(spec.env.items())
-        ]
+            target = root + shlex.quote(ctr_dir)
+            lines += [f"mkdir -p {target}", f"mount --bind {shlex.quote(host_dir)} {target}"]
+        env = ["env", "-i", f"PATH={PATH_IN_ROOTFS}", "HOME=/root"]
+        env += [f"{k}={v}" for k, v in sorted(spec.env.items())]
         lines.append("exec chroot " + root + " " + shlex.join(env + spec.command))
         return "\n".join(lines)
 
@@ -157,59 +149,10 @@ class HostRuntime(ContainerRuntime):
     def start(self, spec: ContainerSpec) -> None:
         if spec.network:
             raise RuntimeUnavailable("the bare-metal runtime has no private networks")
-        (self.state_dir / "commands").mkdir(parents=True, exist_ok=True)
-        (self.state_dir / "commands" / f"{spec.name}.json").write_text(json.dumps({"labels": spec.labels}))
         folders = cgroups.create(spec.name, spec.cpuset, spec.cpus, spec.memory)
-        log = open(self.state_dir / "commands" / f"{spec.name}.log", "w")
         # Joins its cgroups between fork and exec: no instruction runs outside the limits.
-        self.procs[spec.name] = subprocess.Popen(
-            self.run_argv(spec),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=lambda: cgroups.join(folders, os.getpid()),
-        )
-        log.close()
-
-    def wait(self, name: str, timeout_s: float) -> int | None:
-        try:
-            return self.procs[name].wait(timeout=max(timeout_s, 1))
-        except subprocess.TimeoutExpired:
-            return None
-
-    def logs(self, name: str) -> str:
-        path = self.state_dir / "commands" / f"{name}.log"
-        return path.read_text(errors="replace") if path.exists() else ""
+        self._launch(spec, {}, preexec_fn=lambda: cgroups.join(folders, os.getpid()))
 
     def remove(self, name: str) -> None:
         cgroups.kill_and_remove(name)
-        if name in self.procs:
-            self.procs.pop(name).wait()
-        for suffix in (".json", ".log"):
-            (self.state_dir / "commands" / f"{name}{suffix}").unlink(missing_ok=True)
-
-    def _labelled(self, kind: str, label: str, value: str) -> list[str]:
-        folder = self.state_dir / kind
-        found = []
-        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-            if json.loads(path.read_text())["labels"].get(label) == value:
-                found.append(path.stem)
-        return found
-
-    def remove_labelled(self, label: str, value: str) -> list[str]:
-        removed = []
-        for name in self._labelled("commands", label, value):
-            self.remove(name)
-            removed.append(f"command {name} (its cgroups)")
-        for name in self._labelled("volumes", label, value):
-            shutil.rmtree(self._volume_dir(name), ignore_errors=True)
-            (self.state_dir / "volumes" / f"{name}.json").unlink()
-            removed.append(f"volume {name}")
-        return removed
-
-    def create_volume(self, name: str, labels: dict) -> None:
-        self._volume_dir(name).mkdir(parents=True)
-        (self.state_dir / "volumes" / f"{name}.json").write_text(json.dumps({"labels": labels}))
-
-    def address_of(self, name: str) -> str:
-        return "127.0.0.1"
+        self._forget(name)
