@@ -103,12 +103,7 @@ class ApptainerRuntime(LocalProcessRuntime):
     # -- runs --------------------------------------------------------------------------------
     def run_argv(self, spec: ContainerSpec) -> list[str]:
         argv = ["apptainer", "exec", "--containall", "--cleanenv", "--writable-tmpfs"]
-        if spec.cpuset is not None:
-            argv += ["--cpuset-cpus", spec.cpuset]
-        if spec.cpus is not None:
-            argv += ["--cpus", f"{spec.cpus:g}"]
-        if spec.memory is not None:
-            argv += ["--memory", spec.memory, "--memory-swap", spec.memory]
+        argv += spec.limit_flags()
         binds = [(str(Path(h).resolve()), c) for h, c in spec.binds]
         binds += [(str(self._volume_dir(v)), c) for v, c in spec.volumes]
         for host_dir, ctr_dir in binds:

@@ -66,6 +66,17 @@ class ContainerSpec:
     def limits(self) -> dict:
         return {"cpuset": self.cpuset, "cpus": self.cpus, "memory": self.memory}
 
+    def limit_flags(self) -> list[str]:
+        """The limits as Docker, Podman and Apptainer all spell them (swap capped at memory)."""
+        flags = []
+        if self.cpuset is not None:
+            flags += ["--cpuset-cpus", self.cpuset]
+        if self.cpus is not None:
+            flags += ["--cpus", f"{self.cpus:g}"]
+        if self.memory is not None:
+            flags += ["--memory", self.memory, "--memory-swap", self.memory]
+        return flags
+
 
 class ContainerRuntime(abc.ABC):
     name: str

@@ -108,12 +108,7 @@ class OciCliRuntime(ContainerRuntime):
         argv = [self.binary, *self.global_args, "run", "--detach", "--name", spec.name, *self.run_args]
         for k, v in sorted(spec.labels.items()):
             argv += ["--label", f"{k}={v}"]
-        if spec.cpuset is not None:
-            argv += ["--cpuset-cpus", spec.cpuset]
-        if spec.cpus is not None:
-            argv += ["--cpus", f"{spec.cpus:g}"]
-        if spec.memory is not None:
-            argv += ["--memory", spec.memory, "--memory-swap", spec.memory]
+        argv += spec.limit_flags()
         if spec.network:
             argv += ["--network", spec.network]
         for host_dir, ctr_dir in spec.binds:
