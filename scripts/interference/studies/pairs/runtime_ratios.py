@@ -33,6 +33,19 @@ RUNTIME_COLUMNS = [
     "relative_ci_method",
     "reason",
 ]
+# The number columns, for readers of runtimes.tsv (the report).
+_TEXT = {
+    "host",
+    "target",
+    "metric",
+    "unit",
+    "higher_is_better",
+    "runtime",
+    "reference",
+    "relative_ci_method",
+    "reason",
+}
+RUNTIME_NUMERIC = [c for c in RUNTIME_COLUMNS if c not in _TEXT]
 # Bare metal is the reference where it ran; else Docker, else the first runtime by name.
 REFERENCE_ORDER = ("host", "docker")
 

@@ -8,7 +8,7 @@ import pandas as pd
 from interference.report.blocks import Block
 from interference.studies.pairs import published
 from interference.studies.pairs.cases import CASES
-from interference.studies.pairs.runtime_ratios import RUNTIME_COLUMNS
+from interference.studies.pairs.runtime_ratios import RUNTIME_COLUMNS, RUNTIME_NUMERIC
 from interference.studies.pairs.statistics import (
     ANOVA_COLUMNS,
     INTERFERENCE_COLUMNS,
@@ -45,21 +45,12 @@ RUNS_NUMERIC = [
     "n_failed", "n_in_overlap", "overlap_start", "overlap_end", "overlap_s", "loadavg_1m_before",
     "member1_iterations", "member1_failed", "member2_iterations", "member2_failed",
 ]  # fmt: skip
-RUNTIMES_NUMERIC = [
-    "n",
-    "mean",
-    "reference_n",
-    "reference_mean",
-    "relative",
-    "relative_ci_low",
-    "relative_ci_high",
-]
 TABLES = {
     "summary": (SUMMARY_COLUMNS, NUMERIC_COLUMNS["summary"]),
     "interference": (INTERFERENCE_COLUMNS, NUMERIC_COLUMNS["interference"]),
     "anova": (ANOVA_COLUMNS, NUMERIC_COLUMNS["anova"]),
     "posthoc": (POSTHOC_COLUMNS, NUMERIC_COLUMNS["posthoc"]),
-    "runtimes": (RUNTIME_COLUMNS, RUNTIMES_NUMERIC),
+    "runtimes": (RUNTIME_COLUMNS, RUNTIME_NUMERIC),
 }
 
 
