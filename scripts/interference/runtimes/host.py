@@ -14,10 +14,9 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 
-from interference.runtimes import cgroups
+from interference.runtimes import cgroups, rootfs
 from interference.runtimes.base import (
     LIMIT_KINDS,
     Capabilities,
@@ -27,7 +26,6 @@ from interference.runtimes.base import (
 from interference.runtimes.local_processes import LocalProcessRuntime
 
 PATH_IN_ROOTFS = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-COMPLETE = ".interference-complete"  # written last: a half-exported tree is never used
 
 
 class HostRuntime(LocalProcessRuntime):
@@ -86,41 +84,17 @@ class HostRuntime(LocalProcessRuntime):
         }
 
     # -- images: Docker's, exported ---------------------------------------------------------
-    def _rootfs(self, ref: str) -> Path:
-        return self.rootfs_dir / ref.replace("/", "_").replace(":", "_")
-
     def image_id(self, ref: str) -> str | None:
-        folder = self._rootfs(ref)
-        return f"rootfs:{folder}" if (folder / COMPLETE).exists() else None
+        folder = rootfs.folder_of(self.rootfs_dir, ref)
+        return f"rootfs:{folder}" if rootfs.is_complete(folder) else None
 
     def convert(self, source: dict, ref: str, log: Path) -> str:
-        folder = self._rootfs(ref)
-        if folder.exists():
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True)
-        with open(log, "a") as f:
-            f.write(f"$ docker create {source['id']}; docker export | tar -x -C {folder}\n")
-            f.flush()
-            cid = subprocess.run(
-                ["docker", "create", source["id"], "true"], check=True, capture_output=True, text=True
-            ).stdout.strip()
-            try:
-                export = subprocess.Popen(["docker", "export", cid], stdout=subprocess.PIPE, stderr=f)
-                subprocess.run(
-                    ["tar", "--numeric-owner", "-x", "-C", str(folder)], stdin=export.stdout, check=True
-                )
-                if export.wait() != 0:
-                    raise RuntimeError(f"docker export of {source['ref']} failed; see {log}")
-            finally:
-                subprocess.run(["docker", "rm", "-f", cid], capture_output=True)
-        (folder / COMPLETE).write_text(source["id"] + "\n")
+        folder = rootfs.folder_of(self.rootfs_dir, ref)
+        rootfs.export(source, folder, log)
         return f"rootfs:{folder}"
 
     def tool_versions(self, ref: str) -> dict:
-        out = {}
-        for path in sorted((self._rootfs(ref) / "opt" / "microservices").glob("*/versions.txt")):
-            out.update(dict(line.split(" ", 1) for line in path.read_text().splitlines() if " " in line))
-        return out
+        return rootfs.tool_versions(rootfs.folder_of(self.rootfs_dir, ref))
 
     # -- runs --------------------------------------------------------------------------------
     def _script(self, spec: ContainerSpec) -> str:
