@@ -1,6 +1,7 @@
 #!/bin/sh
-# Makes sure a Docker engine answers (and that debootstrap, which makes the base image when
-# no registry is reachable, and podman, the second runtime, are there). As root on Debian/Ubuntu it installs Debian's
+# Makes sure a Docker engine answers, and that the other runtimes' tools are there: debootstrap
+# (the base image when no registry is reachable), podman, lxc, and for the vm runtime qemu, a
+# Debian kernel with its modules, a static busybox and cpio (its initramfs), e2fsprogs (its disks). As root on Debian/Ubuntu it installs Debian's
 # docker.io and starts dockerd when needed, saying so; otherwise it says what to do.
 # With --browser it also installs Chromium (the report test opens the HTML in it).
 set -eu
@@ -12,6 +13,12 @@ fi
 command -v debootstrap >/dev/null 2>&1 || need_pkgs="$need_pkgs debootstrap"
 # Podman, the second runtime (daemonless: nothing to start).
 command -v podman >/dev/null 2>&1 || need_pkgs="$need_pkgs podman"
+command -v lxc-execute >/dev/null 2>&1 || need_pkgs="$need_pkgs lxc"
+command -v qemu-system-x86_64 >/dev/null 2>&1 || need_pkgs="$need_pkgs qemu-system-x86"
+ls /boot/vmlinuz-* >/dev/null 2>&1 || need_pkgs="$need_pkgs linux-image-amd64"
+[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || need_pkgs="$need_pkgs busybox-static"
+command -v cpio >/dev/null 2>&1 || need_pkgs="$need_pkgs cpio"
+command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs="$need_pkgs e2fsprogs"
 if [ "${1:-}" = "--browser" ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
     command -v google-chrome >/dev/null 2>&1 || need_pkgs="$need_pkgs chromium"

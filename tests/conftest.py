@@ -69,8 +69,9 @@ def run_settings(case: str, pair: str, limits: dict, sizes: dict, **extra) -> di
 
 
 def runtime_leftovers() -> list[str]:
-    """What any runtime's run left: Podman's labelled containers, networks and volumes, and the
-    bare-metal runtime's cgroups and mounts."""
+    """What any runtime's run left: Podman's labelled containers, networks and volumes; bare metal's
+    cgroups and mounts; LXC's and the VMs' commands, bridges and taps; nested children's cgroups;
+    qemu processes. (Nested parents are Docker containers: leftover_containers finds them.)"""
     left = []
     if shutil.which("podman"):
         for kind in ("container", "network", "volume"):
@@ -79,8 +80,16 @@ def runtime_leftovers() -> list[str]:
                 argv.insert(3, "-a")
             r = subprocess.run(argv, capture_output=True, text=True)
             left += [f"podman {kind} {x}" for x in r.stdout.split()]
-    for root in Path("/sys/fs/cgroup").glob("*/interference"):
-        left += [f"cgroup {p}" for p in root.iterdir() if p.is_dir()]
-    left += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob("interference/*") if p.is_dir()]
+    for pattern in ("*/interference", "interference", "*/interference-nested/*", "interference-nested/*"):
+        for root in Path("/sys/fs/cgroup").glob(pattern):
+            left += [f"cgroup {p}" for p in root.iterdir() if p.is_dir()]
     left += [f"mount {line.split()[4]}" for line in open("/proc/self/mountinfo") if "interference" in line]
+    for state in ("lxc", "vm"):
+        for kind in ("commands", "networks", "volumes", "guests", "lxc"):
+            folder = Path("/var/lib/interference") / state / kind
+            left += [f"{state} {kind} {p.name}" for p in folder.iterdir()] if folder.is_dir() else []
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    left += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if ": it" in line]
+    qemu = subprocess.run(["pgrep", "-a", "qemu-system"], capture_output=True, text=True).stdout
+    left += [f"process {line}" for line in qemu.splitlines()]
     return left

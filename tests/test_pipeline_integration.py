@@ -24,8 +24,9 @@ from conftest import (
 
 pytestmark = [pytest.mark.integration, requires_engine]
 
-# Every runtime that runs here: Docker, Podman and bare metal (the same binaries, chroot + cgroups).
-RUNTIMES = ["docker", "podman", "host"]
+# Every runtime that runs here: Docker, Podman, bare metal (the same binaries, chroot + cgroups),
+# LXC, nested Docker-in-Docker and a VM per container (QEMU; TCG here, as /dev/kvm is PVM).
+RUNTIMES = ["docker", "podman", "host", "lxc", "nested", "vm"]
 PAIRS = {
     "microservices": ["L", "S"],
     "cases": ["1", "3b"],
@@ -101,7 +102,7 @@ def test_every_run_has_its_artifacts(workdir, runtime):
     assert len(runs["case1/L/rep1"]["members"][0]["iterations"]) == 2
 
 
-@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("runtime", [r for r in RUNTIMES if r != "vm"])
 def test_limits_are_read_back_inside_the_containers(workdir, runtime):
     runs = metas(workdir, runtime)
     base = runs["case1/S/rep1"]["members"][0]["limits_read_back"]
@@ -110,6 +111,28 @@ def test_limits_are_read_back_inside_the_containers(workdir, runtime):
     m1, m2 = runs["case3b/L+S/rep1"]["members"]
     assert {m1["limits_read_back"]["cpuset"], m2["limits_read_back"]["cpuset"]} == {"0", "1"}
     assert int(m2["limits_read_back"]["memory_max"]) == 1024**3
+
+
+def test_a_vms_limits_are_its_vcpus_and_memory(workdir):
+    runs = metas(workdir, "vm")
+    for key in ("case1/S/rep1", "case3b/L+S/rep1"):
+        for member in runs[key]["members"]:
+            seen = member["limits_read_back"]
+            assert seen["nproc"] == "1", key  # cpuset "0" or "1": one vCPU
+            # 1 GiB of guest RAM, less what the guest kernel keeps for itself.
+            assert 0.85 * 1024**2 < int(seen["mem_total_kb"]) <= 1024**2, key
+    # The qemu processes ran pinned to the member's core, in a host cgroup of the runner's.
+    argvs = [c["argv"] for c in runs["case3b/L+S/rep1"]["containers"]]
+    assert all("-smp" in a and a[a.index("-smp") + 1] == "1" and "-m" in a for a in argvs)
+    assert [c["limits_requested"]["cpuset"] for c in runs["case3b/L+S/rep1"]["containers"]] == ["0", "1"]
+
+
+def test_nested_parents_are_recorded(workdir):
+    for key, meta in metas(workdir, "nested").items():
+        parent = meta["runtime_run"]
+        assert "--cgroupns" in parent["parent_argv"] and "SYS_RESOURCE" in parent["parent_argv"], key
+        assert parent["inner_engine"]["Driver"] == "overlay2"
+        assert set(parent["child_image_load_s"]) == set(key.split("/")[1].split("+"))
 
 
 def test_overlap_marking(workdir):

@@ -1,15 +1,19 @@
 """The runtime adapters' command lines and cgroup plans, without running anything: Podman's
 flags for a machine without systemd and CAP_SYS_RESOURCE, bare metal's chroot script and the
-cgroup files it writes on v1 and v2."""
+cgroup files it writes on v1 and v2, LXC's configuration, the nested parent's flags, a VM's
+shape and qemu command line, Apptainer's argv."""
 
 from pathlib import Path
 
 import pytest
 
-from interference.runtimes import ContainerSpec, cgroups
+from interference.runtimes import ContainerSpec, RuntimeUnavailable, cgroups
 from interference.runtimes.docker import DockerRuntime
 from interference.runtimes.host import HostRuntime
+from interference.runtimes.lxc import LxcRuntime, cgroup_keys
+from interference.runtimes.nested import NestedRuntime, parent_flags
 from interference.runtimes.podman import PodmanRuntime
+from interference.runtimes.vm import VmRuntime, guest_shape
 
 SPEC = ContainerSpec(
     name="interference-abc-0001",
@@ -129,3 +133,71 @@ def test_apptainer_is_refused_where_it_is_not_installed():
     with pytest.raises(RuntimeUnavailable, match="Apptainer is not installed") as e:
         ApptainerRuntime().check()
     assert "setup-apptainer" in str(e.value)
+
+
+def test_lxc_config_has_the_limits_mounts_and_network_of_the_spec(tmp_path):
+    rt = LxcRuntime(state_dir=str(tmp_path))
+    rt.bridges.dir.mkdir(parents=True)
+    (rt.bridges.dir / "net1.json").write_text(
+        '{"labels": {}, "bridge": "itf0123456789", "subnet": "10.231.7.0/24", "members": {}}'
+    )
+    spec = ContainerSpec(**{**SPEC.__dict__, "image": "rootfs:/r/l", "network": "net1"})
+    lines = rt._config_lines(spec)
+    assert f"lxc.rootfs.path = overlay:/r/l:{tmp_path}/lxc/{spec.name}/upper" in lines
+    assert "lxc.mount.entry = /tmp/out results none bind,create=dir 0 0" in lines
+    assert "lxc.net.0.ipv4.address = 10.231.7.2/24" in lines and "lxc.net.0.link = itf0123456789" in lines
+    assert "lxc.environment = LINPACK_N=800" in lines
+    assert rt.run_argv(spec)[:5] == ["lxc-execute", "-n", spec.name, "-P", f"{tmp_path}/lxc"]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_lxc_limits_are_the_cgroup_files_of_the_host_version(version):
+    keys = dict(cgroup_keys(ContainerSpec(**{**SPEC.__dict__, "cpus": 1.5}), version))
+    if version == 1:
+        assert keys["lxc.cgroup.cpuset.cpus"] == "0"
+        assert keys["lxc.cgroup.cpu.cfs_quota_us"] == "150000"
+        assert keys["lxc.cgroup.memory.limit_in_bytes"] == str(1024**3)
+    else:
+        assert keys == {
+            "lxc.cgroup2.cpuset.cpus": "0",
+            "lxc.cgroup2.cpu.max": "150000 100000",
+            "lxc.cgroup2.memory.max": str(1024**3),
+            "lxc.cgroup2.memory.swap.max": "0",
+        }
+
+
+def test_nested_parent_flags_are_what_worked_here_and_preloaded_needs_vfs():
+    flags = parent_flags()
+    assert "--privileged" not in flags
+    assert flags[flags.index("--cap-drop") + 1] == "SYS_RESOURCE" and "--cgroupns" in flags
+    assert "/sys/fs/cgroup:/sys/fs/cgroup:rw" in flags
+    with pytest.raises(RuntimeUnavailable, match="preloaded needs storage_driver vfs"):
+        NestedRuntime(child_image="preloaded", storage_driver="overlay2").check()
+
+
+@pytest.mark.parametrize(
+    ("limits", "shape"),
+    [
+        ({"cpuset": "0"}, (1, 1024)),
+        ({"cpuset": "0-1"}, (2, 1024)),
+        ({"cpus": 1.5, "cpuset": None}, (2, 1024)),
+    ],
+)
+def test_a_vms_shape_comes_from_the_limits(limits, shape):
+    assert guest_shape(ContainerSpec(**{**SPEC.__dict__, **limits}), "2g") == shape
+
+
+def test_vm_argv_shares_results_and_attaches_volumes(tmp_path):
+    rt = VmRuntime(state_dir=str(tmp_path), kernel="/boot/vmlinuz-6.1.0-9-amd64", accel="tcg")
+    argv = rt.run_argv(ContainerSpec(**{**SPEC.__dict__, "image": "vmdisk:/d/l.img"}))
+    assert argv[:5] == ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max"]
+    assert argv[argv.index("-smp") + 1] == "1" and argv[argv.index("-m") + 1] == "1024M"
+    assert "file=/d/l.img,if=virtio,format=raw,snapshot=on" in argv
+    assert "local,path=/tmp/out,mount_tag=b0,security_model=none" in argv
+    assert f"file={tmp_path}/volumes/interference-abc-0001-scratch-b/disk.img,if=virtio,format=raw" in argv
+
+
+def test_vm_is_refused_with_what_is_missing(monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    with pytest.raises(RuntimeUnavailable, match="qemu-system-x86_64.*apt-get install qemu-system-x86"):
+        VmRuntime(kernel="/nonexistent/vmlinuz-1").check()

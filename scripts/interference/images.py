@@ -70,6 +70,9 @@ def ensure_base_os(rt, ref: str, mirror: str, suite: str, log: Path) -> str:
 def convert_image(rt, name: str, source_json: Path, log: Path) -> dict:
     """A runtime that runs another's images (bare metal: a root file system) converts them."""
     source = json.loads(source_json.read_text())
+    # The base image it was built on (beside it), for runtimes that build infrastructure on it.
+    base = source_json.parent / "base.json"
+    source["base"] = json.loads(base.read_text()) if base.exists() else None
     ref = f"interference/{name.lower().replace('+', '-')}:{source['inputs_hash'][:12]}"
     reused = rt.image_id(ref) is not None
     image_id = rt.image_id(ref) if reused else rt.convert(source, ref, log)

@@ -29,7 +29,16 @@ from interference import REPO_ROOT, studies
 from interference.microservices import registry
 
 HOST_KEYS = ("hostname", "cpu_model", "cores", "memory_bytes", "kernel", "os")
-ENGINE_KEYS = ("engine", "version", "cgroup_version", "cgroup_driver", "storage_driver", "kernel", "os")
+ENGINE_KEYS = (
+    "engine",
+    "version",
+    "cgroup_version",
+    "cgroup_driver",
+    "storage_driver",
+    "kernel",
+    "os",
+    "details",
+)
 
 
 def sha256_of(obj) -> str:

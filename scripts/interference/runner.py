@@ -99,6 +99,7 @@ def execute(study, ctx: RunContext) -> dict:
         "started": time.time(),
     }
     try:
+        meta["runtime_run"] = ctx.runtime.open_run(ctx.outdir, ctx.labels, ctx.images)
         meta.update(study.execute(ctx))
     finally:
         meta["leftovers_removed"] = ctx.runtime.remove_labelled(RUN_LABEL, ctx.run_id)
@@ -147,6 +148,9 @@ def main(argv=None) -> int:
         with measurement_lock():
             print(f"run {ctx.run_id}: {study.name} {a.meta.parent}", flush=True)
             meta = execute(study, ctx)
+    except runtimes.RuntimeUnavailable as e:  # found only once the run began (e.g. an inner engine)
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except Exception:
         if not INTERRUPTED:
             raise

@@ -117,8 +117,9 @@ def image_parent(wildcards):
 
 def image_build_inputs(wildcards):
     """The files an image is built from (absolute: the workdir may be elsewhere, -d)."""
-    if runtimes.ADAPTERS[wildcards.runtime].capabilities.image_from:
-        return []
+    adapter = runtimes.ADAPTERS[wildcards.runtime]
+    if adapter.capabilities.image_from:  # what it makes beside the converted image
+        return [str(Path(workflow.basedir) / p) for p in adapter.build_inputs]
     containers = Path(workflow.basedir) / "containers"
     if wildcards.image == "base":
         folder, extra = containers / "base", []

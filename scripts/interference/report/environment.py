@@ -52,6 +52,9 @@ def setup_rows(env: dict) -> list[list]:
             [f"Engine ({rt})", "storage driver", e.get("storage_driver")],
             [f"Engine ({rt})", "engine host OS", e.get("os")],
         ]
+        # What a runtime says of its isolation (nested: the parent's flags; vm: acceleration).
+        details = e.get("details") or {}
+        rows += [[f"Engine ({rt})", k, v] for k, v in (details.items() if isinstance(details, dict) else [])]
     rows.append(["Config", "sha256 of the validated config", _code(env.get("config_sha256", "–"))])
     for f in env.get("config_files", []):
         rows.append(

@@ -12,12 +12,18 @@ from interference.runtimes.base import (
 from interference.runtimes.apptainer import ApptainerRuntime
 from interference.runtimes.docker import DockerRuntime
 from interference.runtimes.host import HostRuntime
+from interference.runtimes.lxc import LxcRuntime
+from interference.runtimes.nested import NestedRuntime
 from interference.runtimes.podman import PodmanRuntime
+from interference.runtimes.vm import VmRuntime
 
 ADAPTERS: dict[str, type[ContainerRuntime]] = {
     "docker": DockerRuntime,
     "podman": PodmanRuntime,
     "host": HostRuntime,
+    "lxc": LxcRuntime,
+    "nested": NestedRuntime,
+    "vm": VmRuntime,
     "apptainer": ApptainerRuntime,
 }
 

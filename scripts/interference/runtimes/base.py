@@ -83,6 +83,9 @@ class ContainerRuntime(abc.ABC):
     capabilities: Capabilities
     # JSON schema of runtime_options.<name> in a config (defaults declared); none by default.
     options_schema: dict = {"type": "object", "additionalProperties": False, "properties": {}}
+    # Files of the repository a converting runtime builds from besides the image it converts
+    # (nested: its parent image), relative to the repository root: a change rebuilds its images.
+    build_inputs: tuple[str, ...] = ()
 
     def __init__(self, **options):
         # Per-runtime options from the config's runtime_options.<name> (validated there).
@@ -127,6 +130,11 @@ class ContainerRuntime(abc.ABC):
         """The versions each microservice's install.sh recorded in the image."""
 
     # -- runs ------------------------------------------------------------------------------
+    def open_run(self, outdir: Path, labels: dict, images: dict) -> dict:
+        """Prepare what the whole run shares before its first container (nested: the parent
+        container and its engine); what to record in meta.json. Removed by remove_labelled."""
+        return {}
+
     @abc.abstractmethod
     def run_argv(self, spec: ContainerSpec) -> list[str]:
         """The command line that starts it (recorded in meta.json)."""

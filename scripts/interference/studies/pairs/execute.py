@@ -22,7 +22,8 @@ from interference.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.pairs.cases import image_for, limits_for, mark_overlap, members_of
 
-START_MARGIN_S = 3.0  # time for all containers of a case to be created before they begin
+START_MARGIN_S = 1.0  # from the last member's start to the window's: every loop is waiting by then
+START_FILE = "start_at"
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
 RESULTS_IN_CONTAINER = "/results"
 
@@ -68,14 +69,15 @@ def read_iterations(member_dir: Path, timeout_s: float) -> list[dict]:
 
 
 def loop_command(
-    ms_id: str, member_dir: str, first: int, start_at: float, mode: str, bound: float, timeout_s: float
+    ms_id: str, member_dir: str, first: int, start: float | str, mode: str, bound: float, timeout_s: float
 ) -> list[str]:
+    """microservice-loop's arguments; `start` is an epoch or "@file" (see the loop's header)."""
     return [
         "microservice-loop",
         ms_id,
         f"{RESULTS_IN_CONTAINER}/{member_dir}",
         str(first),
-        f"{start_at:.3f}",
+        start if isinstance(start, str) else f"{start:.3f}",
         mode,
         f"{bound:.3f}" if mode == "until" else str(int(bound)),
         f"{timeout_s:g}",
@@ -168,16 +170,14 @@ class CaseRun:
 
     def run_concurrent(self) -> None:
         case = self.s["case"]
-        # Whole seconds: the loop driver in the container compares `date +%s` with them.
-        start_at = float(math.ceil(time.time() + START_MARGIN_S))
-        deadline = start_at + self.s["window_s"]
         timeout_s = self.s["iteration_timeout_s"]
+        # The members wait for this file; it is written once all of them run (write_start_file).
+        start = f"@{RESULTS_IN_CONTAINER}/{START_FILE}"
         names = []
         if case == "2":
             loops = [
                 " ".join(
-                    self.server_env(k)
-                    + loop_command(m, self.member_dir(k), 1, start_at, "until", deadline, timeout_s)
+                    self.server_env(k) + loop_command(m, self.member_dir(k), 1, start, "until", 0, timeout_s)
                 )
                 + " &"
                 for k, m in enumerate(self.members)
@@ -194,17 +194,25 @@ class CaseRun:
             for k, m in enumerate(self.members):
                 name = self.ctx.name(f"member{k + 1}")
                 cmd = self.server_env(k) + loop_command(
-                    m, self.member_dir(k), 1, start_at, "until", deadline, timeout_s
+                    m, self.member_dir(k), 1, start, "until", 0, timeout_s
                 )
                 self.ctx.start(
                     self.spec(name, m, cmd, [m], limits_for(case, k, self.s["limits"])), f"member{k + 1}"
                 )
                 names.append(name)
-        if time.time() > start_at:
-            self.ctx.events.append(
-                "containers took longer than the start margin to create; samples before the overlap are marked"
-            )
+        deadline = self.write_start_file()
         self.ctx.wait_all(names, deadline + timeout_s + WAIT_MARGIN_S)
+
+    def write_start_file(self) -> float:
+        """Start and end of the window, START_MARGIN_S after the last member started: however long
+        a runtime takes to start them (a VM boots, a nested engine copies the image), the window
+        is the same. Whole seconds: the loop compares `date +%s` with them."""
+        start_at = float(math.ceil(time.time() + START_MARGIN_S))
+        deadline = start_at + self.s["window_s"]
+        tmp = self.outdir / f"{START_FILE}.tmp"
+        tmp.write_text(f"{start_at:.0f} {deadline:.0f}\n")
+        tmp.rename(self.outdir / START_FILE)  # appears whole
+        return deadline
 
     # -- what meta.json gets -----------------------------------------------------------
     def results(self) -> dict:
@@ -234,6 +242,10 @@ class CaseRun:
         out["n_failed"] = sum(it["status"] != "ok" for it in its)
         if self.s["case"] == "1":
             out["n_failed"] += self.s["iterations"] - len(its)  # containers that never ran an iteration
+        else:  # a member that never ran an iteration in the window failed as a whole
+            silent = [m["microservice"] for m in members if not m["iterations"]]
+            out["n_failed"] += len(silent)
+            self.ctx.events += [f"member {m} ran no iteration in the window" for m in silent]
         return out
 
 

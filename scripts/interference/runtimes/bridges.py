@@ -1,0 +1,93 @@
+"""Private networks for the runtimes without an engine that makes them (LXC, virtual machines):
+a Linux bridge per network, a /24 of its own, and a fixed address per member handed out here.
+
+A network's state (labels, subnet, bridge, addresses given) is a json file, so that whatever a
+run made is found and removed even after a crash. Members reach each other by address; no DNS.
+Where Docker's br_netfilter is loaded, bridged packets cross iptables' FORWARD chain, whose
+policy Docker sets to DROP: one ACCEPT rule per bridge lets its members talk, and goes with it."""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+SUBNETS = ipaddress.ip_network("10.231.0.0/16")  # one /24 per network
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["ip", *args], check=check, capture_output=True, text=True)
+
+
+def bridge_name(network: str) -> str:
+    # Interface names have at most 15 characters.
+    return "itf" + hashlib.sha1(network.encode()).hexdigest()[:10]
+
+
+def _iptables(action: str, bridge: str) -> None:
+    if shutil.which("iptables") is None:
+        return
+    rule = ["FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"]
+    subprocess.run(["iptables", action, *rule], capture_output=True)
+
+
+class Bridges:
+    def __init__(self, state_dir: Path):
+        self.dir = Path(state_dir) / "networks"
+
+    def _file(self, network: str) -> Path:
+        return self.dir / f"{network}.json"
+
+    def state(self, network: str) -> dict:
+        return json.loads(self._file(network).read_text())
+
+    def _save(self, network: str, state: dict) -> None:
+        tmp = self._file(network).with_suffix(".tmp")
+        tmp.write_text(json.dumps(state))
+        tmp.rename(self._file(network))
+
+    def create(self, network: str, labels: dict) -> dict:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        used = {self.state(p.stem)["subnet"] for p in self.dir.glob("*.json")}
+        subnet = next(str(s) for s in SUBNETS.subnets(new_prefix=24) if str(s) not in used)
+        bridge = bridge_name(network)
+        state = {"labels": labels, "bridge": bridge, "subnet": subnet, "members": {}}
+        self._save(network, state)  # first: a crash after `ip link add` still finds it
+        _ip("link", "add", bridge, "type", "bridge")
+        _ip("link", "set", bridge, "up")
+        _iptables("-I", bridge)
+        return state
+
+    def address_for(self, network: str, member: str) -> tuple[str, int, str]:
+        """A fixed address for `member` (host part 2, 3, ...): (address, prefix length, bridge)."""
+        state = self.state(network)
+        net = ipaddress.ip_network(state["subnet"])
+        if member not in state["members"]:
+            state["members"][member] = str(net.network_address + 2 + len(state["members"]))
+            self._save(network, state)
+        return state["members"][member], net.prefixlen, state["bridge"]
+
+    def address_of(self, member: str) -> str | None:
+        for p in self.dir.glob("*.json") if self.dir.is_dir() else []:
+            if member in (members := json.loads(p.read_text())["members"]):
+                return members[member]
+        return None
+
+    def labelled(self, label: str, value: str) -> list[str]:
+        paths = sorted(self.dir.glob("*.json")) if self.dir.is_dir() else []
+        return [p.stem for p in paths if json.loads(p.read_text())["labels"].get(label) == value]
+
+    def remove(self, network: str) -> None:
+        bridge = self.state(network)["bridge"]
+        _ip("link", "del", bridge, check=False)
+        _iptables("-D", bridge)
+        self._file(network).unlink()
+
+
+def bridges_left() -> list[str]:
+    """Every bridge a run of ours made that still exists (for the tests)."""
+    out = _ip("-o", "link", "show", "type", "bridge", check=False).stdout
+    return [line.split(":")[1].strip().split("@")[0] for line in out.splitlines() if ": itf" in line]

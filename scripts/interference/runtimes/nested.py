@@ -1,0 +1,289 @@
+"""Nested containers (`nested`): the measured containers are started by a Docker engine that
+runs inside a parent container, one parent per run (paper 001's "nested containers").
+
+The parent (containers/nested-parent: the base image plus Debian's docker.io) is started by the
+host's Docker with what worked on these machines, where `--privileged` fails: every capability
+but CAP_SYS_RESOURCE, seccomp, AppArmor and system paths unconfined, the host's cgroup
+namespace with /sys/fs/cgroup mounted read-write, and an inner `dockerd --iptables=false`
+(its storage driver: an option below). The exact flags go into meta.json and the report. The
+children's cgroups hang under /interference-nested/<parent> in the host's hierarchy, so their
+limits are real host cgroups and whatever a crash leaves is found.
+
+The child image reaches the parent in one of paper 001's two ways (option child_image):
+`load`, `docker save` on the host piped into `docker load` in the parent at every run (timed);
+or `preloaded`, an engine data root made once per image at build time and mounted read-only
+into every parent, under an overlay with a tmpfs for the parent's writes (with the inner vfs
+driver, as overlay2 refuses to run on an overlay). With `load`, the inner data root is an
+anonymous volume on the host's disk, where the inner overlay2 driver works.
+
+Every child command is the Docker CLI inside the parent (`docker exec PARENT docker ...`):
+the shared CLI code (oci_cli.py) runs with those words in front."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from interference import REPO_ROOT
+from interference.runtimes import cgroups
+from interference.runtimes.base import LIMIT_KINDS, Capabilities, RuntimeUnavailable
+from interference.runtimes.docker import DockerRuntime
+from interference.runtimes.oci_cli import OciCliRuntime
+
+PARENT_CONTEXT = REPO_ROOT / "containers" / "nested-parent"
+CGROUP_PARENT = "interference-nested"
+ENGINE_READY_S = 90.0
+
+
+def parent_flags() -> list[str]:
+    """What the parent container is given: what nested Docker needs here, and no more."""
+    return [
+        "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE",
+        "--security-opt", "seccomp=unconfined",
+        "--security-opt", "apparmor=unconfined",
+        "--security-opt", "systempaths=unconfined",
+        "--cgroupns", "host",
+        "--volume", "/sys/fs/cgroup:/sys/fs/cgroup:rw",
+    ]  # fmt: skip
+
+
+class NestedRuntime(OciCliRuntime):
+    name = "nested"
+    binary = "docker"
+    engine_name = "Docker (inside the parent container)"
+    capabilities = Capabilities(
+        networks=True,
+        volumes=True,
+        limits=frozenset(LIMIT_KINDS),
+        image_format="docker image, loaded into the parent's engine",
+        image_from="docker",
+    )
+    build_inputs = ("containers/nested-parent/Dockerfile", "containers/nested-parent/parent-entrypoint")
+    options_schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "child_image": {
+                "enum": ["load", "preloaded"],
+                "default": "load",
+                "description": "docker save|load at every run, or a read-only pre-loaded data root",
+            },
+            "storage_driver": {
+                "enum": ["overlay2", "vfs"],
+                "default": "overlay2",
+                "description": "the inner engine's; its data root is a volume (ext4 here), not the "
+                "parent's overlay, so overlay2 works; vfs copies the whole image for each child",
+            },
+            "preloaded_dir": {"type": "string", "default": "/var/lib/interference/nested"},
+        },
+    }
+
+    def __init__(self, **options):
+        o = {k: v["default"] for k, v in self.options_schema["properties"].items()} | options
+        super().__init__(**o)
+        self.settings = o
+        self.outer = DockerRuntime()
+        self.parent: str | None = None
+        self.how_to_get = self.outer.how_to_get
+
+    # -- itself ----------------------------------------------------------------------------
+    def check(self) -> None:
+        if self.settings["child_image"] == "preloaded" and self.settings["storage_driver"] != "vfs":
+            # The pre-loaded root is the lower layer of an overlay, and overlay2 refuses to work on
+            # an overlay file system: vfs is the driver that does.
+            raise RuntimeUnavailable(
+                "nested: child_image preloaded needs storage_driver vfs (overlay2 cannot run on the "
+                "overlay that puts the read-only pre-loaded data root under the parent's writes)"
+            )
+        self.outer.check()
+
+    def describe(self) -> dict:
+        d = self.outer.describe()
+        o = self.settings
+        return {
+            **d,
+            "runtime": self.name,
+            "engine": "Docker in a Docker parent container",
+            "storage_driver": f"{o['storage_driver']} (inner), {d.get('storage_driver')} (parent)",
+            "details": {
+                "parent container flags": " ".join(parent_flags()),
+                "inner engine": f"dockerd --storage-driver={o['storage_driver']} --iptables=false "
+                f"--cgroup-parent=/{CGROUP_PARENT}/<parent>",
+                "child image": "docker save | docker load into every parent"
+                if o["child_image"] == "load"
+                else "pre-loaded data root, mounted read-only",
+                "parents": "one per run (its members and servers are its children)",
+            },
+        }
+
+    # -- images: the parent image, and the child image where the parent finds it -------------
+    def parent_ref(self, base: dict) -> str:
+        h = hashlib.sha256(base["id"].encode())
+        for f in sorted(PARENT_CONTEXT.iterdir()):
+            h.update(f.name.encode() + f.read_bytes())
+        return f"interference/nested-parent:{h.hexdigest()[:12]}"
+
+    def _preloaded(self, image_id: str) -> Path:
+        return Path(self.settings["preloaded_dir"]) / image_id.removeprefix("sha256:")[:16]
+
+    @staticmethod
+    def _tag(ref: str) -> str:
+        # Docker's own image has the same ref: this tag says the conversion (parent image,
+        # pre-loaded root) was done.
+        return ref.replace("interference/", "interference/nested-child-", 1)
+
+    def image_id(self, ref: str) -> str | None:
+        return self.outer.image_id(self._tag(ref))
+
+    def convert(self, source: dict, ref: str, log: Path) -> str:
+        if not source.get("base"):
+            raise RuntimeError(
+                f"{source['ref']} has no base.json beside it: the parent image is built on base"
+            )
+        parent = self.parent_ref(source["base"])
+        if self.outer.image_id(parent) is None:
+            args = {"BASE_IMAGE": source["base"]["ref"]}
+            self.outer.build(PARENT_CONTEXT, PARENT_CONTEXT / "Dockerfile", parent, args, {}, log)
+        if self.settings["child_image"] == "preloaded":
+            self._make_preloaded(source["id"], parent, log)
+        # The child image is Docker's own; the tag records that it was made for this runtime.
+        self.outer._cli("tag", source["id"], self._tag(ref))
+        return source["id"]
+
+    def _make_preloaded(self, image_id: str, parent: str, log: Path) -> None:
+        """A data root that holds the image: an engine in a parent loads it there, then stops."""
+        root = self._preloaded(image_id)
+        if (root / "image").is_dir():
+            return
+        root.mkdir(parents=True, exist_ok=True)
+        name = f"interference-nested-preload-{image_id.removeprefix('sha256:')[:12]}"
+        storage = self.settings["storage_driver"]
+        self.outer._cli("rm", "-f", name, check=False)
+        self.outer._cli(
+            "run", "--detach", "--name", name, *parent_flags(), "--volume", f"{root}:/var/lib/docker",
+            parent, f"/{CGROUP_PARENT}/{name}", storage,
+        )  # fmt: skip
+        try:
+            self._wait_for_engine(name)
+            with open(log, "a") as f:
+                f.write(f"$ docker save {image_id} | docker exec -i {name} docker load  (into {root})\n")
+            self._load(name, image_id)
+        finally:
+            self.outer._cli("stop", "--time", "30", name, check=False)
+            self.outer._cli("rm", "-f", "-v", name, check=False)
+            _remove_child_cgroups(name)
+
+    def tool_versions(self, ref: str) -> dict:
+        return self.outer.tool_versions(self._tag(ref))
+
+    # -- the parent of a run -----------------------------------------------------------------
+    def _wait_for_engine(self, parent: str) -> float:
+        t0 = time.time()
+        while time.time() - t0 < ENGINE_READY_S:
+            if self.outer._cli("exec", parent, "docker", "info", check=False).returncode == 0:
+                return time.time() - t0
+            if self.outer._cli("inspect", "--format", "{{.State.Running}}", parent).stdout.strip() != "true":
+                break
+            time.sleep(0.2)
+        logs = self.outer.logs(parent)[-2000:]
+        raise RuntimeUnavailable(f"the engine in the parent container {parent} did not start:\n{logs}")
+
+    def _load(self, parent: str, image_id: str) -> None:
+        save = subprocess.Popen(["docker", "save", image_id], stdout=subprocess.PIPE)
+        r = subprocess.run(
+            ["docker", "exec", "-i", parent, "docker", "load"],
+            stdin=save.stdout,
+            capture_output=True,
+            text=True,
+        )
+        if save.wait() != 0 or r.returncode != 0:
+            raise RuntimeError(f"loading {image_id} into {parent} failed: {r.stderr.strip()}")
+
+    def open_run(self, outdir: Path, labels: dict, images: dict) -> dict:
+        """Start the run's parent, wait for its engine, and give it the run's images."""
+        name = f"interference-nested-{labels['interference.run']}"
+        storage = self.settings["storage_driver"]
+        parent_image = self._parent_image()
+        argv = ["run", "--detach", "--name", name, *[f"--label={k}={v}" for k, v in labels.items()]]
+        argv += parent_flags()
+        argv += ["--volume", f"{outdir.resolve()}:{outdir.resolve()}"]  # the children's bind mounts
+        preloaded = self.settings["child_image"] == "preloaded"
+        if preloaded:
+            roots = {self._preloaded(i["id"]) for i in images.values()}
+            if len(roots) != 1:
+                raise RuntimeError("a pre-loaded parent holds one data root; this run needs several images")
+            argv += ["--volume", f"{roots.pop()}:/preloaded:ro"]
+        else:
+            argv += ["--volume", "/var/lib/docker"]  # an anonymous volume: not the parent's overlay
+        t0 = time.time()
+        self.outer._cli(*argv, parent_image, f"/{CGROUP_PARENT}/{name}", storage)
+        created = time.time() - t0
+        self.parent = name
+        self.global_args = ("exec", "-i", name, "docker")
+        engine = self._wait_for_engine(name)
+        loads = {}
+        for image, info in ({} if preloaded else images).items():
+            t1 = time.time()
+            self._load(name, info["id"])
+            loads[image] = round(time.time() - t1, 3)
+        inner = json.loads(self._cli("info", "--format", "{{json .}}").stdout)
+        return {
+            "parent": name,
+            "parent_image": parent_image,
+            "parent_argv": ["docker", *argv, parent_image],
+            "parent_create_s": round(created, 3),
+            "inner_engine_ready_s": round(engine, 3),
+            "child_image": self.settings["child_image"],
+            "child_image_load_s": loads,
+            "inner_engine": {
+                k: inner.get(k) for k in ("ServerVersion", "Driver", "CgroupDriver", "CgroupVersion")
+            },
+        }
+
+    def _parent_image(self) -> str:
+        """The newest parent image (`docker images` lists newest first): the last one built."""
+        r = self.outer._cli("images", "--format", "{{.Repository}}:{{.Tag}}", "interference/nested-parent")
+        refs = r.stdout.split()
+        if not refs:
+            raise RuntimeUnavailable(
+                "no parent image: build the nested runtime's images first (snakemake does)"
+            )
+        return refs[0]
+
+    def remove_labelled(self, label: str, value: str) -> list[str]:
+        selector = f"label={label}={value}"
+        parents = self.outer._cli("ps", "-aq", "--filter", selector).stdout.split()
+        removed = []
+        for pid in parents:
+            name = self.outer._cli("inspect", "--format", "{{.Name}}", pid).stdout.strip().lstrip("/")
+            # The inner engine removes its containers and their cgroups; then the parent goes.
+            inner = self.outer._cli("exec", pid, "docker", "ps", "-aq", check=False).stdout.split()
+            if inner:
+                self.outer._cli("exec", pid, "docker", "rm", "-f", "-v", *inner, check=False, timeout=120)
+                removed += [f"child container {i}" for i in inner]
+            self.outer._cli("rm", "-f", "-v", pid)
+            removed.append(f"parent container {name}")
+            removed += [f"cgroup {p}" for p in _remove_child_cgroups(name)]
+        self.parent = None
+        return removed
+
+
+def _remove_child_cgroups(parent: str) -> list[Path]:
+    """The cgroups the parent's engine made under /interference-nested/<parent>, deepest first
+    (a killed parent's engine could not remove them)."""
+    tops = [cgroups.ROOT / c / CGROUP_PARENT / parent for c in cgroups.V1_CONTROLLERS]
+    if cgroups.version() == 2:
+        tops = [cgroups.ROOT / CGROUP_PARENT / parent]
+    removed = []
+    for top in tops:
+        if not top.is_dir():
+            continue
+        for d in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            d.rmdir()
+            removed.append(d)
+        top.rmdir()
+        removed.append(top)
+    return removed
