@@ -80,9 +80,8 @@ def runtime_leftovers() -> list[str]:
                 argv.insert(3, "-a")
             r = subprocess.run(argv, capture_output=True, text=True)
             left += [f"podman {kind} {x}" for x in r.stdout.split()]
-    for pattern in ("*/interference", "interference", "*/interference-nested/*", "interference-nested/*"):
-        for root in Path("/sys/fs/cgroup").glob(pattern):
-            left += [f"cgroup {p}" for p in root.iterdir() if p.is_dir()]
+    for pattern in ("*/interference/*", "interference/*", "*/interference-nested/*", "interference-nested/*"):
+        left += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob(pattern) if p.is_dir()]
     left += [f"mount {line.split()[4]}" for line in open("/proc/self/mountinfo") if "interference" in line]
     for state in ("lxc", "vm"):
         for kind in ("commands", "networks", "volumes", "guests", "lxc"):

@@ -54,7 +54,9 @@ def setup_rows(env: dict) -> list[list]:
         ]
         # What a runtime says of its isolation (nested: the parent's flags; vm: acceleration).
         details = e.get("details") or {}
-        rows += [[f"Engine ({rt})", k, v] for k, v in (details.items() if isinstance(details, dict) else [])]
+        if isinstance(details, list):  # runs recorded by different versions: what any said
+            details = {k: v for d in details if isinstance(d, dict) for k, v in d.items()}
+        rows += [[f"Engine ({rt})", k, v] for k, v in details.items()]
     rows.append(["Config", "sha256 of the validated config", _code(env.get("config_sha256", "–"))])
     for f in env.get("config_files", []):
         rows.append(

@@ -86,7 +86,7 @@ class LxcRuntime(LocalProcessRuntime):
             "engine": "LXC (lxc-execute)",
             "version": version,
             "cgroup_version": str(v),
-            "cgroup_driver": f"cgroupfs (lxc.cgroup{'2' if v == 2 else ''}.* keys)",
+            "cgroup_driver": "cgroupfs",
             "storage_driver": "overlay on the exported root file system",
             "kernel": os.uname().release,
             "os": os.uname().sysname,

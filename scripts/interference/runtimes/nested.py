@@ -272,18 +272,18 @@ class NestedRuntime(OciCliRuntime):
 
 
 def _remove_child_cgroups(parent: str) -> list[Path]:
-    """The cgroups the parent's engine made under /interference-nested/<parent>, deepest first
-    (a killed parent's engine could not remove them)."""
-    tops = [cgroups.ROOT / c / CGROUP_PARENT / parent for c in cgroups.V1_CONTROLLERS]
-    if cgroups.version() == 2:
-        tops = [cgroups.ROOT / CGROUP_PARENT / parent]
+    """The cgroups the parent's engine made under /interference-nested/<parent>, in every
+    hierarchy (blkio, pids, devices... too, not only the limited ones), deepest first: a killed
+    parent's engine could not remove them."""
+    tops = sorted(cgroups.ROOT.glob(f"*/{CGROUP_PARENT}/{parent}")) + [cgroups.ROOT / CGROUP_PARENT / parent]
     removed = []
     for top in tops:
         if not top.is_dir():
             continue
-        for d in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
-            d.rmdir()
-            removed.append(d)
-        top.rmdir()
-        removed.append(top)
+        for d in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [top]:
+            try:
+                d.rmdir()
+                removed.append(d)
+            except FileNotFoundError:
+                pass  # the same hierarchy under another name (a symlink such as cpu -> cpu,cpuacct)
     return removed

@@ -163,10 +163,10 @@ class VmRuntime(LocalProcessRuntime):
         qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True).stdout
         return {
             "runtime": self.name,
-            "engine": "QEMU/KVM",
+            "engine": f"QEMU ({self.accel()[0].upper()})",
             "version": qemu.splitlines()[0].removeprefix("QEMU emulator version ") if qemu else None,
             "cgroup_version": str(cgroups.version()),
-            "cgroup_driver": "cgroupfs (the qemu process; the guest's limits are its vCPUs and RAM)",
+            "cgroup_driver": "cgroupfs",
             "storage_driver": "virtio-blk raw disk, snapshot=on",
             "kernel": os.uname().release,
             "os": os.uname().sysname,
