@@ -4,7 +4,7 @@ import pytest
 
 from interference.studies.pairs import cases
 from interference.config import validate
-from interference.studies.pairs.execute import loop_command, read_iterations, status_of
+from interference.loop import loop_command, read_iterations, status_of
 from interference.runtimes import ContainerSpec
 from interference.runtimes.docker import DockerRuntime
 

@@ -12,7 +12,7 @@ from interference import parsers
 from interference.microservices import registry
 
 FIXTURES = REPO / "tests" / "fixtures"
-IDS = ("L", "S", "B", "NS", "NR", "Y")
+IDS = ("L", "S", "B", "NS", "NR", "Y", "P")
 
 # (id, fixture) -> the metrics it must give
 GOOD = {
@@ -34,12 +34,16 @@ GOOD = {
     ("NR", "ok"): {"transactions": 20713 / 1.550, "latency": 74.821},
     ("Y", "ok"): {"computation_time": 0.046178, "total_time": 0.049119},
     ("Y", "ok_1m"): {"computation_time": 0.640557, "total_time": 0.663918},
+    ("P", "ok"): {"execution_time": 0.0107},
 }
 
 ALL_PLUS = "bonnie++ reported +++++ for block_output, block_input, block_rewrite, random_seeks"
 
 # (id, fixture) -> the status it must become
 BAD = {
+    ("P", "truncated_cut"): "truncated output",
+    ("P", "empty"): "empty output",
+    ("P", "no_events_edited"): "no event ran",
     ("L", "oom_killed"): "empty output",
     ("L", "residual_failed_edited"): "residual check failed",
     ("L", "garbled_edited"): "garbled output",

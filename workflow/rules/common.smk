@@ -63,7 +63,7 @@ wildcard_constraints:
 def study_runs(study):
     """(runtime, run key) of every run of one study in the config."""
     cfg = CONFIG["studies"][study]
-    return [(rt, r) for rt in cfg["runtimes"] for r in STUDIES[study].runs(cfg)]
+    return [(rt, r) for rt in cfg["runtimes"] for r in STUDIES[study].runs_on(cfg, rt)]
 
 
 def run_metas(study):

@@ -130,10 +130,18 @@ class ContainerRuntime(abc.ABC):
         """The versions each microservice's install.sh recorded in the image."""
 
     # -- runs ------------------------------------------------------------------------------
-    def open_run(self, outdir: Path, labels: dict, images: dict) -> dict:
+    def prepare(self, images: dict) -> None:
+        """Make, once and outside any timing, what runs of these images need beyond the image
+        itself (nested: a pre-loaded data root)."""
+
+    def open_run(self, outdir: Path, labels: dict, images: dict, name: str | None = None) -> dict:
         """Prepare what the whole run shares before its first container (nested: the parent
-        container and its engine); what to record in meta.json. Removed by remove_labelled."""
+        container, named `name` if given, and its engine); what to record in meta.json.
+        Removed by close_run, or with everything of the run by remove_labelled."""
         return {}
+
+    def close_run(self) -> None:
+        """Remove what open_run made (its containers must be removed first)."""
 
     @abc.abstractmethod
     def run_argv(self, spec: ContainerSpec) -> list[str]:

@@ -202,9 +202,14 @@ class NestedRuntime(OciCliRuntime):
         if save.wait() != 0 or r.returncode != 0:
             raise RuntimeError(f"loading {image_id} into {parent} failed: {r.stderr.strip()}")
 
-    def open_run(self, outdir: Path, labels: dict, images: dict) -> dict:
+    def prepare(self, images: dict) -> None:
+        if self.settings["child_image"] == "preloaded":
+            for info in images.values():
+                self._make_preloaded(info["id"], self._parent_image(), Path("/dev/null"))
+
+    def open_run(self, outdir: Path, labels: dict, images: dict, name: str | None = None) -> dict:
         """Start the run's parent, wait for its engine, and give it the run's images."""
-        name = f"interference-nested-{labels['interference.run']}"
+        name = name or f"interference-nested-{labels['interference.run']}"
         storage = self.settings["storage_driver"]
         parent_image = self._parent_image()
         argv = ["run", "--detach", "--name", name, *[f"--label={k}={v}" for k, v in labels.items()]]
@@ -253,9 +258,17 @@ class NestedRuntime(OciCliRuntime):
             )
         return refs[0]
 
+    def close_run(self) -> None:
+        if self.parent:
+            self._remove_parents([self.parent])
+            self.parent = None
+
     def remove_labelled(self, label: str, value: str) -> list[str]:
-        selector = f"label={label}={value}"
-        parents = self.outer._cli("ps", "-aq", "--filter", selector).stdout.split()
+        parents = self.outer._cli("ps", "-aq", "--filter", f"label={label}={value}").stdout.split()
+        self.parent = None
+        return self._remove_parents(parents)
+
+    def _remove_parents(self, parents: list[str]) -> list[str]:
         removed = []
         for pid in parents:
             name = self.outer._cli("inspect", "--format", "{{.Name}}", pid).stdout.strip().lstrip("/")
@@ -267,7 +280,6 @@ class NestedRuntime(OciCliRuntime):
             self.outer._cli("rm", "-f", "-v", pid)
             removed.append(f"parent container {name}")
             removed += [f"cgroup {p}" for p in _remove_child_cgroups(name)]
-        self.parent = None
         return removed
 
 

@@ -70,7 +70,11 @@ class Study(abc.ABC):
 
     @abc.abstractmethod
     def runs(self, cfg: dict) -> list[RunKey]:
-        """Every run of the config (each runtime runs all of them)."""
+        """Every run of the config (each runtime runs all of them, unless runs_on says otherwise)."""
+
+    def runs_on(self, cfg: dict, runtime: str) -> list[RunKey]:
+        """The runs of one runtime (e.g. a variant only one runtime has); all by default."""
+        return self.runs(cfg)
 
     def images(self, cfg: dict) -> list[str]:
         """Image names the study needs (base, a microservice id, or a stack like L+S)."""

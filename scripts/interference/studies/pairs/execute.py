@@ -14,74 +14,21 @@ iteration in meta.json; only an unusable engine fails the job. The generic runne
 
 from __future__ import annotations
 
-import math
 import time
-from pathlib import Path
 
+from interference.loop import (
+    RELEASED_BY_FILE,
+    RESULTS_IN_CONTAINER,
+    loop_command,
+    read_iterations,
+    read_limits,
+    write_start_file,
+)
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.pairs.cases import image_for, limits_for, mark_overlap, members_of
 
-START_MARGIN_S = 1.0  # from the last member's start to the window's: every loop is waiting by then
-START_FILE = "start_at"
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
-RESULTS_IN_CONTAINER = "/results"
-
-
-def status_of(exit_code: int, seconds: float, timeout_s: float) -> str:
-    if exit_code == 0:
-        return "ok"
-    # timeout(1) exits 124, or 137 when it had to KILL; 137 before the timeout is another
-    # SIGKILL, usually the cgroup's out-of-memory killer.
-    if exit_code == 124 or (exit_code == 137 and seconds >= timeout_s):
-        return "timeout"
-    if exit_code == 137:
-        return "killed (exit 137, out of memory?)"
-    return f"exit {exit_code}"
-
-
-def read_limits(path: Path) -> dict:
-    if not path.exists():
-        return {}
-    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
-
-
-def read_iterations(member_dir: Path, timeout_s: float) -> list[dict]:
-    path = member_dir / "iterations.tsv"
-    out = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            it, start, end, rc = line.split("\t")
-            name = f"iter{int(it):04d}"
-            t0, t1 = float(start), float(end)
-            out.append(
-                {
-                    "iteration": int(it),
-                    "start": t0,
-                    "end": t1,
-                    "exit_code": int(rc),
-                    "status": status_of(int(rc), t1 - t0, timeout_s),
-                    "stdout": f"{member_dir.name}/{name}.out",
-                    "stderr": f"{member_dir.name}/{name}.err",
-                }
-            )
-    return out
-
-
-def loop_command(
-    ms_id: str, member_dir: str, first: int, start: float | str, mode: str, bound: float, timeout_s: float
-) -> list[str]:
-    """microservice-loop's arguments; `start` is an epoch or "@file" (see the loop's header)."""
-    return [
-        "microservice-loop",
-        ms_id,
-        f"{RESULTS_IN_CONTAINER}/{member_dir}",
-        str(first),
-        start if isinstance(start, str) else f"{start:.3f}",
-        mode,
-        f"{bound:.3f}" if mode == "until" else str(int(bound)),
-        f"{timeout_s:g}",
-    ]
 
 
 class CaseRun:
@@ -171,8 +118,8 @@ class CaseRun:
     def run_concurrent(self) -> None:
         case = self.s["case"]
         timeout_s = self.s["iteration_timeout_s"]
-        # The members wait for this file; it is written once all of them run (write_start_file).
-        start = f"@{RESULTS_IN_CONTAINER}/{START_FILE}"
+        # The members wait for the start file; it is written once all of them run.
+        start = RELEASED_BY_FILE
         names = []
         if case == "2":
             loops = [
@@ -200,19 +147,8 @@ class CaseRun:
                     self.spec(name, m, cmd, [m], limits_for(case, k, self.s["limits"])), f"member{k + 1}"
                 )
                 names.append(name)
-        deadline = self.write_start_file()
+        _, deadline = write_start_file(self.outdir, self.s["window_s"])
         self.ctx.wait_all(names, deadline + timeout_s + WAIT_MARGIN_S)
-
-    def write_start_file(self) -> float:
-        """Start and end of the window, START_MARGIN_S after the last member started: however long
-        a runtime takes to start them (a VM boots, a nested engine copies the image), the window
-        is the same. Whole seconds: the loop compares `date +%s` with them."""
-        start_at = float(math.ceil(time.time() + START_MARGIN_S))
-        deadline = start_at + self.s["window_s"]
-        tmp = self.outdir / f"{START_FILE}.tmp"
-        tmp.write_text(f"{start_at:.0f} {deadline:.0f}\n")
-        tmp.rename(self.outdir / START_FILE)  # appears whole
-        return deadline
 
     # -- what meta.json gets -----------------------------------------------------------
     def results(self) -> dict:

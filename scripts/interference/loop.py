@@ -1,0 +1,87 @@
+"""The microservice-loop protocol (containers/base/microservice-loop), shared by the studies that
+run benchmark iterations in their entities: the loop's arguments, the start file that releases
+concurrent entities together, and the iterations and limits each loop writes back.
+
+  <outdir>/start_at           "START_EPOCH END_EPOCH", written once every entity runs
+  <outdir>/<dir>/iterations.tsv  iteration, start, end, exit code (written by the loop)
+  <outdir>/<dir>/iterNNNN.out    raw stdout of each iteration (.err: stderr)
+  <outdir>/<dir>/limits.txt      limits as read back inside"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+RESULTS_IN_CONTAINER = "/results"  # where the run's raw folder is mounted in every entity
+START_FILE = "start_at"
+START_MARGIN_S = 1.0  # from the last entity's start to the window's: every loop is waiting by then
+RELEASED_BY_FILE = f"@{RESULTS_IN_CONTAINER}/{START_FILE}"
+
+
+def loop_command(
+    ms_id: str, member_dir: str, first: int, start: float | str, mode: str, bound: float, timeout_s: float
+) -> list[str]:
+    """microservice-loop's arguments; `start` is an epoch or "@file" (see the loop's header)."""
+    return [
+        "microservice-loop",
+        ms_id,
+        f"{RESULTS_IN_CONTAINER}/{member_dir}",
+        str(first),
+        start if isinstance(start, str) else f"{start:.3f}",
+        mode,
+        f"{bound:.3f}" if mode == "until" else str(int(bound)),
+        f"{timeout_s:g}",
+    ]
+
+
+def write_start_file(outdir: Path, window_s: float = 0) -> tuple[float, float]:
+    """Release the waiting loops: start START_MARGIN_S after now (every entity already runs, however
+    long its runtime took to start it: a VM's boot, a nested engine), end `window_s` later. Whole
+    seconds: the loop compares `date +%s` with them."""
+    start_at = float(math.ceil(time.time() + START_MARGIN_S))
+    end = start_at + window_s
+    tmp = outdir / f"{START_FILE}.tmp"
+    tmp.write_text(f"{start_at:.0f} {end:.0f}\n")
+    tmp.rename(outdir / START_FILE)  # appears whole
+    return start_at, end
+
+
+def status_of(exit_code: int, seconds: float, timeout_s: float) -> str:
+    if exit_code == 0:
+        return "ok"
+    # timeout(1) exits 124, or 137 when it had to KILL; 137 before the timeout is another
+    # SIGKILL, usually the cgroup's out-of-memory killer.
+    if exit_code == 124 or (exit_code == 137 and seconds >= timeout_s):
+        return "timeout"
+    if exit_code == 137:
+        return "killed (exit 137, out of memory?)"
+    return f"exit {exit_code}"
+
+
+def read_limits(path: Path) -> dict:
+    if not path.exists():
+        return {}
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+
+
+def read_iterations(member_dir: Path, timeout_s: float) -> list[dict]:
+    path = member_dir / "iterations.tsv"
+    out = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            it, start, end, rc = line.split("\t")
+            name = f"iter{int(it):04d}"
+            t0, t1 = float(start), float(end)
+            out.append(
+                {
+                    "iteration": int(it),
+                    "start": t0,
+                    "end": t1,
+                    "exit_code": int(rc),
+                    "status": status_of(int(rc), t1 - t0, timeout_s),
+                    "stdout": f"{member_dir.name}/{name}.out",
+                    "stderr": f"{member_dir.name}/{name}.err",
+                }
+            )
+    return out

@@ -1,0 +1,157 @@
+"""The creation study's report section: method, creation time against N per runtime (Fig. 4's
+layout), paper 001's Table I layout for nested parents × children beside the published values,
+and generated verdicts on the paper's findings."""
+
+from __future__ import annotations
+
+from interference.report.blocks import Block, md
+from interference.report.figures.scaling import Series, scaling_figure
+from interference.report.format import esc, is_num, num
+from interference.studies.creation.published import LOAD_VS_PRELOADED_S, NESTED_OVER_REGULAR, SOURCE
+
+REGULAR = ("docker", "podman", "lxc")
+
+
+class Creation:
+    def __init__(self, doc):
+        self.doc = doc
+        self.cfg = doc.study_config("creation")
+        s = doc.stats.table("creation", "summary")
+        self.summary = s
+        self.exit = s[s["metric"] == "created_to_exit"].copy()
+        self.table1 = doc.stats.table("creation", "table1")
+
+    @staticmethod
+    def label(r) -> str:
+        return f"{r['runtime']} ({r['variant']})" if r["variant"] else r["runtime"]
+
+    def method(self) -> list[Block]:
+        c = self.cfg
+        return [
+            md(
+                "Paper 001's Experiments 2 and 3: N entities are created at once, each running sysbench with "
+                "primes up to 1 and one event (a negligible workload), N in "
+                f"{esc(', '.join(map(str, c.get('entities', []))))}, {num(c.get('repetitions'), 0)} repetitions. "
+                "Timed per entity, from the order to create it until its command has exited: a container or "
+                "an LXC container from start to exit; a VM from creation through boot to exit (its deletion is "
+                "the `removed` time); a nested container from the parent's start — its Docker engine ready, the "
+                "child image loaded (`load`) or found on a pre-loaded read-only data root (`preloaded`) — "
+                "through its children's exit. Each entity gets an adapter of its own, so each nested entity is "
+                "a parent of its own."
+            )
+        ]
+
+    def figure(self) -> list[Block]:
+        series = []
+        for key, d in self.exit.groupby(["runtime", "variant"], sort=True):
+            d = d[d["children"] == d["children"].min()].sort_values("entities")
+            label = f"{key[0]} ({key[1]})" if key[1] else key[0]
+            series.append(
+                Series(
+                    label,
+                    [int(n) for n in d["entities"]],
+                    list(d["mean"]),
+                    [lo if is_num(lo) else m for lo, m in zip(d["ci_low"], d["mean"])],
+                    [hi if is_num(hi) else m for hi, m in zip(d["ci_high"], d["mean"])],
+                )
+            )
+        if not series:
+            return [md("No creation results.")]
+        fig = scaling_figure(series, None, "creation to exit (s)", "concurrent entities N", reference=None)
+        return [
+            self.doc.figure(
+                fig,
+                "Mean time from creating an entity to its exit with N created at once (95 % t whiskers), as "
+                "paper 001's Fig. 4.",
+                "Line chart of creation time against the number of concurrent entities, one line per runtime.",
+            )
+        ]
+
+    def table(self) -> list[Block]:
+        rows = []
+        for r in self.summary.itertuples(index=False):
+            label = f"{r.runtime} ({r.variant})" if r.variant else r.runtime
+            ci = f"[{num(r.ci_low, 2)}, {num(r.ci_high, 2)}]" if is_num(r.ci_low) else "–"
+            rows.append([label, r.metric.replace("_", " "), num(r.entities, 0), num(r.children, 0), num(r.n, 0),
+                         num(r.mean, 2), num(r.sd, 2), ci])  # fmt: skip
+        return [
+            self.doc.table(
+                ["Runtime", "Time", "N", "Children", "Samples", "Mean (s)", "SD (s)", "95 % CI"],
+                rows,
+                "Per entity: setup (a nested parent's engine and image, else 0), creation to exit, and to "
+                "removal (results/stats/creation/summary.tsv).",
+                numeric_from=2,
+            )
+        ]
+
+    def table1_blocks(self) -> list[Block]:
+        t = self.table1
+        if t.empty:
+            return []
+        out = []
+        for variant, d in t.groupby("variant"):
+            parents = sorted(d["parents"].unique())
+            rows = []
+            for children, g in d.groupby("children"):
+                cells = g.set_index("parents")
+                row = [num(children, 0)]
+                for p in parents:
+                    if p not in cells.index:
+                        row.append("–")
+                        continue
+                    c = cells.loc[p]
+                    ours = f"{num(c['mean_s'], 1)} s σ={num(c['sd_s'], 2)}"
+                    paper = (
+                        f" (paper {num(c['published_mean_s'], 0)} s σ={num(c['published_sd_s'], 2)})"
+                        if is_num(c["published_mean_s"])
+                        else ""
+                    )
+                    row.append(ours + paper)
+                rows.append(row)
+            out.append(
+                self.doc.table(
+                    ["Children per parent"] + [f"{p} parent{'s' if p > 1 else ''}" for p in parents],
+                    rows,
+                    f"Time to create nested containers (child image: {esc(variant)}), in the layout of "
+                    f"{esc(SOURCE)}, with the published value beside ours.",
+                    numeric_from=1,
+                )
+            )
+        return out
+
+    def verdicts(self) -> list[Block]:
+        e = self.exit
+        one = e[(e["entities"] == e["entities"].min()) & (e["children"] == 1)]
+        means = {self.label(r): r["mean"] for _, r in one.iterrows()}
+        lines = []
+        regular = next((r for r in REGULAR if r in means), None)
+        nested = means.get("nested (load)")
+        if regular and nested:
+            ratio = nested / means[regular]
+            lines.append(
+                f"- **A nested container takes {num(ratio, 1)} × a regular {esc(regular)} container** to create "
+                f"and run ({num(nested, 2)} s vs {num(means[regular], 2)} s, N = {int(one['entities'].min())}); "
+                f"paper 001: about {NESTED_OVER_REGULAR:g} ×."
+            )
+        pre = means.get("nested (preloaded)")
+        if nested and pre:
+            lines.append(
+                f"- **Pre-loaded child image: {num(pre, 2)} s instead of {num(nested, 2)} s** per nested "
+                f"container; paper 001: {LOAD_VS_PRELOADED_S[1]:g} s instead of {LOAD_VS_PRELOADED_S[0]:g} s."
+            )
+        vm = means.get("vm")
+        if vm and nested:
+            lines.append(
+                f"- **A VM takes {num(vm / nested, 2)} × a nested container** ({num(vm, 2)} s); paper 001: nested "
+                "containers more than twice as fast as VMs."
+                + (
+                    " The VMs here are emulated (TCG, as this machine's KVM is PVM)."
+                    if "tcg" in str(self.doc.env.get("engines", {}).get("vm", "")).lower()
+                    else ""
+                )
+            )
+        return [md("Verdicts, generated from the summary:\n\n" + "\n".join(lines))] if lines else []
+
+
+def section(doc) -> Creation:
+    return Creation(doc)

@@ -1,0 +1,127 @@
+"""Paper 001's study kinds, scaling (CPU scaling, its Fig. 3) and creation (creation time, Fig. 4
+and Table I): their run keys, settings, refusals before anything runs, the sysbench parser, and
+their statistics on hand-made samples."""
+
+import re
+
+import pandas as pd
+import pytest
+
+from interference import studies
+from interference.config import ConfigError, validate
+from interference.entity_memory import GIB, check_memory
+from interference.parsers import ParseError, get
+from interference.studies.creation.published import TABLE_1
+from interference.studies.creation.statistics import table1
+from interference.studies.scaling.statistics import slowdown, summary
+
+SYSBENCH = """Prime numbers limit: 40000
+CPU speed:
+    events per second:   426.97
+General statistics:
+    total time:                          2.3410s
+    total number of events:              1000
+Threads fairness:
+    events (avg/stddev):           1000.0000/0.00
+    execution time (avg/stddev):   2.3374/0.00
+"""
+
+
+def config(**studies_part) -> dict:
+    return {"runtimes": ["docker"], "studies": studies_part}
+
+
+def test_sysbench_parser():
+    assert get("sysbench")(SYSBENCH, "") == {"execution_time": 2.3374}
+    with pytest.raises(ParseError, match="truncated"):
+        get("sysbench")(SYSBENCH.split("General")[0], "")
+    with pytest.raises(ParseError, match="empty"):
+        get("sysbench")("", "")
+
+
+def test_scaling_runs_and_settings():
+    cfg = validate(config(scaling={"instances": [4, 1, 2], "repetitions": 2}))["studies"]["scaling"]
+    study = studies.get("scaling")
+    keys = [(r.key, r.repetition) for r in study.runs(cfg)]
+    assert keys[:2] == [("n1", 1), ("n1", 2)] and len(keys) == 6
+    assert all(re.fullmatch(study.key_pattern, k) for k, _ in keys)
+    assert study.settings(cfg, "n4") == {"instances": 4, "iterations": 3, "iteration_timeout_s": 300,
+                                         "max_prime": 40000, "events": 1000}  # fmt: skip
+    assert study.run_images(cfg, "n4") == ["P"]
+
+
+def test_creation_variants_only_on_nested():
+    cfg = {"runtimes": ["docker", "nested"], "studies": {"creation": {"entities": [1, 2], "repetitions": 1,
+           "nested_child_image": ["load", "preloaded"]}}}  # fmt: skip
+    cfg = validate(cfg)["studies"]["creation"]
+    study = studies.get("creation")
+    assert [r.key for r in study.runs_on(cfg, "docker")] == ["n1/c1", "n2/c1"]
+    assert [r.key for r in study.runs_on(cfg, "nested")] == ["n1/c1/load", "n1/c1/preloaded", "n2/c1/load",
+                                                             "n2/c1/preloaded"]  # fmt: skip
+    assert study.settings(cfg, "n2/c1/preloaded") == {"entities": 2, "children": 1, "timeout_s": 600,
+                                                       "child_image": "preloaded"}  # fmt: skip
+
+
+def test_parents_times_children_are_bounded_by_the_total():
+    cfg = {"runtimes": ["nested"], "studies": {"creation": {"entities": [1, 4], "children": [1, 4],
+           "max_children": 4, "repetitions": 1}}}  # fmt: skip
+    keys = [r.key for r in studies.get("creation").runs_on(validate(cfg)["studies"]["creation"], "nested")]
+    assert keys == ["n1/c1/load", "n1/c4/load", "n4/c1/load"]
+
+
+@pytest.mark.parametrize(
+    ("cfg", "needles"),
+    [
+        ({"runtimes": ["host"], "studies": {"creation": {}}}, ["bare metal (host) creates no entity"]),
+        ({"runtimes": ["docker"], "studies": {"creation": {"children": [1, 8]}}}, ["8 children", "nested"]),
+        ({"runtimes": ["vm"], "studies": {"scaling": {"instances": [1, 1000]}}}, ["N=1000 on vm", "GiB"]),
+        ({"runtimes": ["docker"], "studies": {"scaling": {"instances": [0]}}}, ["instances", "0"]),
+    ],
+)
+def test_what_cannot_run_is_refused_before_anything_runs(cfg, needles):
+    with pytest.raises(ConfigError) as e:
+        validate(cfg)
+    for needle in needles:
+        assert needle in str(e.value)
+
+
+def test_memory_bound_names_n_and_runtime():
+    check_memory(["docker"], 64, total=24 * GIB)
+    with pytest.raises(ValueError, match="N=16 on vm needs about 32.0 GiB"):
+        check_memory(["docker", "vm"], 16, total=24 * GIB)
+
+
+def samples(rows) -> pd.DataFrame:
+    base = {"host": "h", "repetition": 1, "metric": "execution_time", "unit": "s", "higher_is_better": False,
+            "status": "ok", "instance": 1, "iteration": 1, "start": 0, "end": 1}  # fmt: skip
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_slowdown_is_relative_to_one_bare_metal_instance(tmp_path):
+    rows = [{"runtime": "host", "instances": 1, "value": v} for v in (1.0, 1.1, 0.9)]
+    rows += [{"runtime": "host", "instances": 4, "value": v} for v in (2.0, 2.2, 1.8)]
+    rows += [{"runtime": "docker", "instances": 1, "value": v} for v in (1.05, 1.15, 0.95)]
+    path = tmp_path / "samples.tsv"
+    samples(rows).to_csv(path, sep="\t", index=False)
+    s = summary({"samples": path}, 1)
+    assert list(s["instances"]) == [1, 1, 4] and s["mean"].round(3).tolist() == [1.05, 1.0, 2.0]
+    d = slowdown({"samples": path}, 1).set_index(["runtime", "instances"])
+    assert d.loc[("host", 4), "slowdown"] == pytest.approx(2.0)
+    assert d.loc[("docker", 1), "slowdown"] == pytest.approx(1.05)
+    assert (d["reference"] == "host, N=1").all()
+    assert d.loc[("host", 4), "ci_low"] < 2.0 < d.loc[("host", 4), "ci_high"]
+
+
+def test_table1_puts_the_published_value_beside_ours(tmp_path):
+    rows = [
+        {"host": "h", "runtime": "nested", "variant": "load", "entities": 2, "children": 1,
+         "metric": "created_to_exit", "n": 2, "mean": 12.0, "sd": 0.5},
+        {"host": "h", "runtime": "docker", "variant": "", "entities": 2, "children": 1,
+         "metric": "created_to_exit", "n": 2, "mean": 1.0, "sd": 0.1},
+    ]  # fmt: skip
+    path = tmp_path / "summary.tsv"
+    pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
+    t = table1({"summary": path}, 1)
+    assert len(t) == 1
+    assert (t.iloc[0]["parents"], t.iloc[0]["children"], t.iloc[0]["published_mean_s"]) == (2, 1, 15)
+    assert TABLE_1[(256, 1)] == (111, 3.5) and TABLE_1[(1, 256)] == (2313, 160.8)
