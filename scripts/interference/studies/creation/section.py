@@ -16,10 +16,10 @@ class Creation:
     def __init__(self, doc):
         self.doc = doc
         self.cfg = doc.study_config("creation")
-        s = doc.stats.table("creation", "summary")
+        s = doc.stats.table("creation", "summary", numeric="auto")
         self.summary = s
         self.exit = s[s["metric"] == "created_to_exit"].copy()
-        self.table1 = doc.stats.table("creation", "table1")
+        self.table1 = doc.stats.table("creation", "table1", numeric="auto")
 
     @staticmethod
     def label(r) -> str:

@@ -56,7 +56,7 @@ class ScalingStudy(Study):
     }
     tables = {
         "summary": Table(statistics.summary),
-        "slowdown": Table(statistics.slowdown, needs=("summary",)),
+        "slowdown": Table(statistics.slowdown),
     }
     report_section = HERE / "section.qmd"
 

@@ -17,8 +17,8 @@ class Scaling:
     def __init__(self, doc):
         self.doc = doc
         self.cfg = doc.study_config("scaling")
-        self.slowdown = doc.stats.table("scaling", "slowdown")
-        self.summary = doc.stats.table("scaling", "summary")
+        self.slowdown = doc.stats.table("scaling", "slowdown", numeric="auto")
+        self.summary = doc.stats.table("scaling", "summary", numeric="auto")
 
     def cores(self) -> int | None:
         hosts = self.doc.env.get("hosts", {})

@@ -1,0 +1,81 @@
+"""Paper 001's scaling and creation studies run for real on a tiny config, to the report:
+sysbench instances on bare metal, Docker and LXC; creation of containers and of nested
+parents with their child; the paper's Table I beside ours; nothing left behind."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, runtime_leftovers
+
+pytestmark = [pytest.mark.integration, requires_engine]
+
+TINY = {
+    "host": "testhost",
+    "runtimes": ["host", "docker", "lxc"],
+    "studies": {
+        "scaling": {"instances": [1, 2], "iterations": 2, "max_prime": 2000, "events": 200},
+        "creation": {"runtimes": ["docker", "nested"], "entities": [2], "repetitions": 1},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    wd = tmp_path_factory.mktemp("paper001")
+    (wd / "tiny.yaml").write_text(yaml.safe_dump(TINY))
+    r = subprocess.run(
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(wd), "--cores", "2", "report/paper.html"]
+        + ["--configfile", str(wd / "tiny.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return wd
+
+
+def test_every_instance_ran_without_limits(workdir):
+    for runtime in TINY["runtimes"]:
+        meta = json.loads((workdir / f"results/raw/testhost/{runtime}/scaling/n2/rep1/meta.json").read_text())
+        assert meta["n_failed"] == 0 and meta["n_iterations"] == 4
+        for inst in meta["instances"]:
+            assert inst["limits_read_back"]["nproc"] == "2"  # no cpuset: both cores
+            # Released together by the start file, well within one iteration.
+        firsts = [i["iterations"][0]["start"] for i in meta["instances"]]
+        assert max(firsts) - min(firsts) < 0.5
+
+
+def test_slowdown_is_relative_to_one_bare_metal_instance(workdir):
+    d = pd.read_csv(workdir / "results/stats/scaling/slowdown.tsv", sep="\t")
+    assert set(d["runtime"]) == set(TINY["runtimes"]) and set(d["instances"]) == {1, 2}
+    assert (d["reference"] == "host, N=1").all()
+    ref = d[(d["runtime"] == "host") & (d["instances"] == 1)].iloc[0]
+    assert ref["slowdown"] == pytest.approx(1.0)
+    assert (d["slowdown"] > 0).all() and d["ci_low"].notna().all()
+
+
+def test_creation_times_every_entity_and_nested_parent(workdir):
+    s = pd.read_csv(workdir / "results/stats/creation/summary.tsv", sep="\t", keep_default_na=False)
+    exit_ = s[s["metric"] == "created_to_exit"].set_index("runtime")
+    assert exit_.loc["docker", "n"] == 2 and exit_.loc["nested", "n"] == 2
+    assert exit_.loc["nested", "variant"] == "load"
+    meta = json.loads(
+        (workdir / "results/raw/testhost/nested/creation/n2/c1/load/rep1/meta.json").read_text()
+    )
+    parents = [e["setup"]["parent"] for e in meta["entities"]]
+    assert len(set(parents)) == 2  # a parent of its own for each entity
+    assert all(e["setup"]["child_image_load_s"]["P"] > 0 for e in meta["entities"])
+    t1 = pd.read_csv(workdir / "results/stats/creation/table1.tsv", sep="\t")
+    assert t1.iloc[0][["parents", "children", "published_mean_s"]].tolist() == [2, 1, 15]
+
+
+def test_the_report_has_both_sections_and_nothing_is_left(workdir):
+    html = (workdir / "report/paper.html").read_text()
+    assert "CPU scaling: N concurrent sysbench instances" in html and "Creation time of N concurrent" in html
+    assert "paper 15 s" in html  # Table I's published value beside ours
+    assert leftover_containers() == [] and runtime_leftovers() == []
