@@ -62,6 +62,14 @@ def test_creation_variants_only_on_nested():
                                                        "child_image": "preloaded"}  # fmt: skip
 
 
+def test_only_nested_parents_have_several_children():
+    cfg = {"runtimes": ["docker", "nested"], "studies": {"creation": {"entities": [2], "children": [1, 2],
+           "repetitions": 1}}}  # fmt: skip
+    cfg = validate(cfg)["studies"]["creation"]
+    assert [r.key for r in studies.get("creation").runs_on(cfg, "docker")] == ["n2/c1"]
+    assert [r.key for r in studies.get("creation").runs_on(cfg, "nested")] == ["n2/c1/load", "n2/c2/load"]
+
+
 def test_parents_times_children_are_bounded_by_the_total():
     cfg = {"runtimes": ["nested"], "studies": {"creation": {"entities": [1, 4], "children": [1, 4],
            "max_children": 4, "repetitions": 1}}}  # fmt: skip
@@ -73,7 +81,10 @@ def test_parents_times_children_are_bounded_by_the_total():
     ("cfg", "needles"),
     [
         ({"runtimes": ["host"], "studies": {"creation": {}}}, ["bare metal (host) creates no entity"]),
-        ({"runtimes": ["docker"], "studies": {"creation": {"children": [1, 8]}}}, ["8 children", "nested"]),
+        (
+            {"runtimes": ["docker"], "studies": {"creation": {"children": [1, 8]}}},
+            ["8 children", "nested runtime"],
+        ),
         ({"runtimes": ["vm"], "studies": {"scaling": {"instances": [1, 1000]}}}, ["N=1000 on vm", "GiB"]),
         ({"runtimes": ["docker"], "studies": {"scaling": {"instances": [0]}}}, ["instances", "0"]),
     ],
@@ -125,3 +136,24 @@ def test_table1_puts_the_published_value_beside_ours(tmp_path):
     assert len(t) == 1
     assert (t.iloc[0]["parents"], t.iloc[0]["children"], t.iloc[0]["published_mean_s"]) == (2, 1, 15)
     assert TABLE_1[(256, 1)] == (111, 3.5) and TABLE_1[(1, 256)] == (2313, 160.8)
+
+
+@pytest.mark.parametrize("name", ["paper001", "paper001-ci"])
+def test_shipped_paper001_configs_are_valid(name):
+    from conftest import REPO
+    from interference.config import load
+
+    cfg = load(REPO / "config" / f"{name}.yaml")
+    assert set(cfg["studies"]) == {"scaling", "creation"}
+
+
+def test_the_published_protocol_is_refused_on_a_small_machine_and_fits_a_large_one(monkeypatch):
+    from conftest import REPO
+    from interference.config import read_yaml
+
+    cfg = read_yaml(REPO / "config" / "paper001-protocol.yaml")
+    monkeypatch.setattr("interference.entity_memory.machine_memory", lambda: 24 * GIB)
+    with pytest.raises(ConfigError, match="N=64 on nested"):
+        validate(cfg)
+    monkeypatch.setattr("interference.entity_memory.machine_memory", lambda: 256 * GIB)
+    assert validate(cfg)["studies"]["scaling"]["instances"][-1] == 64
