@@ -13,6 +13,10 @@ ABOUT = {
     "host": "bare metal: the same binaries in a chroot with cgroups, no container namespaces",
     "docker": "Docker",
     "podman": "Podman",
+    "lxc": "LXC (lxc-execute, the image's exported root file system under an overlay)",
+    "nested": "Docker in a Docker parent container (one parent per run)",
+    "vm": "a QEMU virtual machine per container (under TCG where KVM cannot boot a stock kernel)",
+    "apptainer": "Apptainer (a SIF built from the Docker image)",
 }
 
 
