@@ -26,11 +26,14 @@ def scaling_figure(
     ylabel: str,
     xlabel: str = "concurrent instances N",
     reference: float | None = 1.0,
+    log_y: bool = False,
 ) -> Figure:
     fig = Figure(figsize=(6.4, 3.6))
     ax = fig.subplots()
     for i, s in enumerate(series):
-        err = [[v - lo for v, lo in zip(s.value, s.low)], [hi - v for v, hi in zip(s.value, s.high)]]
+        # On a log axis a whisker cannot reach 0 or below (a t interval of 2 samples can): it stops at v/10.
+        low = [max(lo, v / 10) if log_y else lo for v, lo in zip(s.value, s.low)]
+        err = [[v - lo for v, lo in zip(s.value, low)], [hi - v for v, hi in zip(s.value, s.high)]]
         ax.errorbar(s.n, s.value, yerr=err, marker="o", ms=4, lw=1.4, capsize=3, color=PALETTE[i % len(PALETTE)],
                     label=s.label)  # fmt: skip
     if reference is not None:
@@ -40,9 +43,11 @@ def scaling_figure(
         ax.annotate(f"{cores} cores", (cores, 0), xycoords=("data", "axes fraction"), xytext=(4, 6),
                     textcoords="offset points", fontsize=8)  # fmt: skip
     ax.set_xscale("log", base=2)
+    if log_y:
+        ax.set_yscale("log")
     ns = sorted({n for s in series for n in s.n})
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(loc="upper left")
+    ax.legend(loc="best")
     return fig

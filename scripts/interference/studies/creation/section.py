@@ -57,12 +57,19 @@ class Creation:
             )
         if not series:
             return [md("No creation results.")]
-        fig = scaling_figure(series, None, "creation to exit (s)", "concurrent entities N", reference=None)
+        fig = scaling_figure(
+            series,
+            None,
+            "creation to exit (s, log scale)",
+            "concurrent entities N",
+            reference=None,
+            log_y=True,
+        )
         return [
             self.doc.figure(
                 fig,
                 "Mean time from creating an entity to its exit with N created at once (95 % t whiskers), as "
-                "paper 001's Fig. 4.",
+                "paper 001's Fig. 4; a whisker reaching 0 or below is cut at a tenth of the mean.",
                 "Line chart of creation time against the number of concurrent entities, one line per runtime.",
             )
         ]
