@@ -197,6 +197,17 @@ def test_vm_argv_shares_results_and_attaches_volumes(tmp_path):
     assert f"file={tmp_path}/volumes/interference-abc-0001-scratch-b/disk.img,if=virtio,format=raw" in argv
 
 
+def test_each_vm_on_a_network_has_a_mac_of_its_own(tmp_path):
+    rt = VmRuntime(state_dir=str(tmp_path), kernel="/boot/vmlinuz-6.1.0-9-amd64", accel="tcg")
+    macs = set()
+    for name in ("interference-abc-server1", "interference-abc-member1"):
+        argv = rt.run_argv(
+            ContainerSpec(**{**SPEC.__dict__, "name": name, "image": "vmdisk:/d", "network": "n"})
+        )
+        macs.add(next(a for a in argv if a.startswith("virtio-net-pci")).split("mac=")[1])
+    assert len(macs) == 2 and all(m.startswith("52:54:00:") for m in macs)
+
+
 def test_vm_is_refused_with_what_is_missing(monkeypatch):
     monkeypatch.setattr("shutil.which", lambda name: None)
     with pytest.raises(RuntimeUnavailable, match="qemu-system-x86_64.*apt-get install qemu-system-x86"):

@@ -74,6 +74,12 @@ def guest_shape(spec: ContainerSpec, default_memory: str) -> tuple[int, int]:
     return vcpus, cgroups.memory_bytes(spec.memory or default_memory) // 1024**2
 
 
+def guest_mac(name: str) -> str:
+    """A locally administered MAC (QEMU's 52:54:00 prefix) of its own for each guest."""
+    h = hashlib.sha1(name.encode()).digest()
+    return "52:54:00:{:02x}:{:02x}:{:02x}".format(*h[:3])
+
+
 def newest(pattern: str) -> str | None:
     found = sorted(glob.glob(pattern))
     return found[-1] if found else None
@@ -295,7 +301,8 @@ class VmRuntime(LocalProcessRuntime):
             argv += ["-drive", f"file={self._volume_dir(volume) / 'disk.img'},if=virtio,format=raw"]
         if spec.network:
             argv += ["-netdev", f"tap,id=n0,ifname={self._tap(spec.name)},script=no,downscript=no"]
-            argv += ["-device", "virtio-net-pci,netdev=n0"]
+            # QEMU gives every guest the same MAC unless told: two on one bridge would not talk.
+            argv += ["-device", f"virtio-net-pci,netdev=n0,mac={guest_mac(spec.name)}"]
         return argv
 
     def _write_ctl(self, spec: ContainerSpec) -> None:
