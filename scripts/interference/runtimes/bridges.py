@@ -91,3 +91,26 @@ def bridges_left() -> list[str]:
     """Every bridge a run of ours made that still exists (for the tests)."""
     out = _ip("-o", "link", "show", "type", "bridge", check=False).stdout
     return [line.split(":")[1].strip().split("@")[0] for line in out.splitlines() if ": itf" in line]
+
+
+class BridgedNetworks:
+    """The network methods of a runtime whose private networks are these bridges (LXC, VM): its
+    `bridges` attribute; removing a run's things removes its networks after its members."""
+
+    bridges: Bridges
+
+    def create_network(self, name: str, labels: dict) -> None:
+        self.bridges.create(name, labels)
+
+    def address_of(self, name: str) -> str:
+        address = self.bridges.address_of(name)
+        if address is None:
+            raise RuntimeError(f"{name} is on no private network")
+        return address
+
+    def remove_labelled(self, label: str, value: str) -> list[str]:
+        removed = super().remove_labelled(label, value)
+        for network in self.bridges.labelled(label, value):
+            self.bridges.remove(network)
+            removed.append(f"network {network}")
+        return removed

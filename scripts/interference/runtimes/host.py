@@ -28,7 +28,7 @@ from interference.runtimes.local_processes import LocalProcessRuntime
 PATH_IN_ROOTFS = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-class HostRuntime(LocalProcessRuntime):
+class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "host"
     capabilities = Capabilities(
         networks=False,
@@ -83,18 +83,7 @@ class HostRuntime(LocalProcessRuntime):
             "os": uname.sysname,
         }
 
-    # -- images: Docker's, exported ---------------------------------------------------------
-    def image_id(self, ref: str) -> str | None:
-        folder = rootfs.folder_of(self.rootfs_dir, ref)
-        return f"rootfs:{folder}" if rootfs.is_complete(folder) else None
-
-    def convert(self, source: dict, ref: str, log: Path) -> str:
-        folder = rootfs.folder_of(self.rootfs_dir, ref)
-        rootfs.export(source, folder, log)
-        return f"rootfs:{folder}"
-
-    def tool_versions(self, ref: str) -> dict:
-        return rootfs.tool_versions(rootfs.folder_of(self.rootfs_dir, ref))
+    # -- images: Docker's, exported (rootfs.ExportedTreeImages) ---------------------------
 
     # -- runs --------------------------------------------------------------------------------
     def _script(self, spec: ContainerSpec) -> str:

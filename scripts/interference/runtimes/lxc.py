@@ -18,7 +18,7 @@ from pathlib import Path
 
 from interference.runtimes import cgroups, rootfs
 from interference.runtimes.base import LIMIT_KINDS, Capabilities, ContainerSpec, RuntimeUnavailable
-from interference.runtimes.bridges import Bridges
+from interference.runtimes.bridges import BridgedNetworks, Bridges
 from interference.runtimes.local_processes import LocalProcessRuntime
 
 PATH_IN_ROOTFS = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -41,7 +41,7 @@ def cgroup_keys(spec: ContainerSpec, version: int) -> list[tuple[str, str]]:
     return keys
 
 
-class LxcRuntime(LocalProcessRuntime):
+class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "lxc"
     capabilities = Capabilities(
         networks=True,
@@ -91,25 +91,12 @@ class LxcRuntime(LocalProcessRuntime):
             "kernel": os.uname().release,
             "os": os.uname().sysname,
             "details": {
-                "containers": "lxc-execute with a configuration written by the runtime (no template)"
+                "containers": "lxc-execute with a configuration written by the runtime (no template)",
+                "limits": f"lxc.cgroup{'2' if v == 2 else ''}.* keys",
             },
         }
 
-    # -- images: Docker's, exported ---------------------------------------------------------
-    def image_id(self, ref: str) -> str | None:
-        folder = rootfs.folder_of(self.rootfs_dir, ref)
-        return f"rootfs:{folder}" if rootfs.is_complete(folder) else None
-
-    def convert(self, source: dict, ref: str, log: Path) -> str:
-        folder = rootfs.folder_of(self.rootfs_dir, ref)
-        if not (
-            rootfs.is_complete(folder) and (folder / rootfs.COMPLETE).read_text().strip() == source["id"]
-        ):
-            rootfs.export(source, folder, log)  # bare metal may have exported it already
-        return f"rootfs:{folder}"
-
-    def tool_versions(self, ref: str) -> dict:
-        return rootfs.tool_versions(rootfs.folder_of(self.rootfs_dir, ref))
+    # -- images: Docker's, exported (rootfs.ExportedTreeImages) ---------------------------
 
     # -- runs --------------------------------------------------------------------------------
     def _config_lines(self, spec: ContainerSpec) -> list[str]:
@@ -170,19 +157,3 @@ class LxcRuntime(LocalProcessRuntime):
             proc.kill()
         self._forget(name)
         shutil.rmtree(self.lxcpath / name, ignore_errors=True)
-
-    def remove_labelled(self, label: str, value: str) -> list[str]:
-        removed = super().remove_labelled(label, value)
-        for network in self.bridges.labelled(label, value):
-            self.bridges.remove(network)
-            removed.append(f"network {network}")
-        return removed
-
-    def create_network(self, name: str, labels: dict) -> None:
-        self.bridges.create(name, labels)
-
-    def address_of(self, name: str) -> str:
-        address = self.bridges.address_of(name)
-        if address is None:
-            raise RuntimeError(f"{name} is on no private network")
-        return address

@@ -50,3 +50,29 @@ def tool_versions(folder: Path) -> dict:
     for path in sorted((folder / "opt" / "microservices").glob("*/versions.txt")):
         out.update(dict(line.split(" ", 1) for line in path.read_text().splitlines() if " " in line))
     return out
+
+
+def ensure(source: dict, rootfs_dir: Path, ref: str, log: Path) -> Path:
+    """The exported tree for `ref`: exported unless already there for the same image id (bare
+    metal, LXC and the VM disks share it)."""
+    folder = folder_of(rootfs_dir, ref)
+    if not (is_complete(folder) and (folder / COMPLETE).read_text().strip() == source["id"]):
+        export(source, folder, log)
+    return folder
+
+
+class ExportedTreeImages:
+    """The image methods of a runtime whose image is the exported tree itself (bare metal, LXC):
+    its `rootfs_dir` attribute says where the trees are."""
+
+    rootfs_dir: Path
+
+    def image_id(self, ref: str) -> str | None:
+        folder = folder_of(self.rootfs_dir, ref)
+        return f"rootfs:{folder}" if is_complete(folder) else None
+
+    def convert(self, source: dict, ref: str, log: Path) -> str:
+        return f"rootfs:{ensure(source, self.rootfs_dir, ref, log)}"
+
+    def tool_versions(self, ref: str) -> dict:
+        return tool_versions(folder_of(self.rootfs_dir, ref))

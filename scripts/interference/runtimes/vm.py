@@ -39,7 +39,7 @@ from pathlib import Path
 from interference import REPO_ROOT
 from interference.runtimes import cgroups, rootfs
 from interference.runtimes.base import LIMIT_KINDS, Capabilities, ContainerSpec, RuntimeUnavailable
-from interference.runtimes.bridges import Bridges, bridge_name
+from interference.runtimes.bridges import BridgedNetworks, Bridges, bridge_name
 from interference.runtimes.local_processes import LocalProcessRuntime
 
 GUEST_INIT = REPO_ROOT / "containers" / "vm" / "init"
@@ -85,7 +85,7 @@ def newest(pattern: str) -> str | None:
     return found[-1] if found else None
 
 
-class VmRuntime(LocalProcessRuntime):
+class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "vm"
     capabilities = Capabilities(
         networks=True,
@@ -193,9 +193,7 @@ class VmRuntime(LocalProcessRuntime):
         return f"vmdisk:{disk}" if disk.with_suffix(".complete").exists() else None
 
     def convert(self, source: dict, ref: str, log: Path) -> str:
-        tree = rootfs.folder_of(self.rootfs_dir, ref)
-        if not (rootfs.is_complete(tree) and (tree / rootfs.COMPLETE).read_text().strip() == source["id"]):
-            rootfs.export(source, tree, log)
+        tree = rootfs.ensure(source, self.rootfs_dir, ref, log)
         disk = self._disk(ref)
         disk.parent.mkdir(parents=True, exist_ok=True)
         staging = disk.with_suffix(".staging")
@@ -268,9 +266,6 @@ class VmRuntime(LocalProcessRuntime):
                     order.append(path.name)
         (dest / "order").write_text("\n".join(order) + "\n")
         return order
-
-    def tool_versions(self, ref: str) -> dict:
-        return rootfs.tool_versions(rootfs.folder_of(self.rootfs_dir, ref))
 
     # -- runs --------------------------------------------------------------------------------
     def _ctl(self, name: str) -> Path:
@@ -361,27 +356,11 @@ class VmRuntime(LocalProcessRuntime):
         subprocess.run(["ip", "link", "del", self._tap(name)], capture_output=True)
         shutil.rmtree(self._ctl(name), ignore_errors=True)
 
-    def remove_labelled(self, label: str, value: str) -> list[str]:
-        removed = super().remove_labelled(label, value)
-        for network in self.bridges.labelled(label, value):
-            self.bridges.remove(network)
-            removed.append(f"network {network}")
-        return removed
-
-    def create_network(self, name: str, labels: dict) -> None:
-        self.bridges.create(name, labels)
-
     def create_volume(self, name: str, labels: dict) -> None:
         super().create_volume(name, labels)
         disk = self._volume_dir(name) / "disk.img"
         subprocess.run(["truncate", "-s", self.o["volume_size"].upper(), str(disk)], check=True)
         subprocess.run(["mkfs.ext4", "-q", "-F", str(disk)], check=True, capture_output=True)
-
-    def address_of(self, name: str) -> str:
-        address = self.bridges.address_of(name)
-        if address is None:
-            raise RuntimeError(f"{name} is on no private network")
-        return address
 
 
 def _static_busybox() -> bool:
