@@ -1,8 +1,10 @@
 #!/bin/sh
 # Makes sure a Docker engine answers, and that the other runtimes' tools are there: debootstrap
 # (the base image when no registry is reachable), podman, lxc, and for the vm runtime qemu, a
-# Debian kernel with its modules, a static busybox and cpio (its initramfs), e2fsprogs (its disks). As root on Debian/Ubuntu it installs Debian's
-# docker.io and starts dockerd when needed, saying so; otherwise it says what to do.
+# Debian kernel with its modules, a static busybox and cpio (its initramfs), e2fsprogs (its disks);
+# for the network study Open vSwitch, ethtool, and iperf3 and sockperf on the host (its side of the
+# measurements). As root on Debian/Ubuntu it installs Debian's docker.io and starts dockerd when
+# needed, saying so; otherwise it says what to do.
 # With --browser it also installs Chromium (the report test opens the HTML in it).
 set -eu
 need_pkgs=""
@@ -19,6 +21,10 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || need_pkgs="$need_pkgs linux-image-amd64"
 [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || need_pkgs="$need_pkgs busybox-static"
 command -v cpio >/dev/null 2>&1 || need_pkgs="$need_pkgs cpio"
 command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs="$need_pkgs e2fsprogs"
+command -v ovs-vswitchd >/dev/null 2>&1 || need_pkgs="$need_pkgs openvswitch-switch"
+command -v ethtool >/dev/null 2>&1 || need_pkgs="$need_pkgs ethtool"
+command -v iperf3 >/dev/null 2>&1 || need_pkgs="$need_pkgs iperf3"
+command -v sockperf >/dev/null 2>&1 || need_pkgs="$need_pkgs sockperf"
 if [ "${1:-}" = "--browser" ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
     command -v google-chrome >/dev/null 2>&1 || need_pkgs="$need_pkgs chromium"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from interference.runtimes import ovs
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(__import__("sys").executable).parent / "snakemake")
 
@@ -71,7 +73,8 @@ def run_settings(case: str, pair: str, limits: dict, sizes: dict, **extra) -> di
 def runtime_leftovers() -> list[str]:
     """What any runtime's run left: Podman's labelled containers, networks and volumes; bare metal's
     cgroups and mounts; LXC's and the VMs' commands, bridges and taps; nested children's cgroups;
-    qemu processes. (Nested parents are Docker containers: leftover_containers finds them.)"""
+    qemu processes; OVS switches, nested parents' bridges and the network study's host-side
+    servers. (Nested parents are Docker containers: leftover_containers finds them.)"""
     left = []
     if shutil.which("podman"):
         for kind in ("container", "network", "volume"):
@@ -91,4 +94,12 @@ def runtime_leftovers() -> list[str]:
     left += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if ": it" in line]
     qemu = subprocess.run(["pgrep", "-a", "qemu-system"], capture_output=True, text=True).stdout
     left += [f"process {line}" for line in qemu.splitlines()]
+    # The network study: OVS switches and their daemons, nested parents' bridges, host-side servers.
+    left += [f"ovs {x}" for x in ovs.switches_left()]
+    parents = Path("/var/lib/interference/nested/parents/networks")
+    left += [f"nested bridge {p.name}" for p in parents.iterdir()] if parents.is_dir() else []
+    servers = subprocess.run(
+        ["pgrep", "-a", "-f", "iperf3 --server|sockperf server"], capture_output=True, text=True
+    )
+    left += [f"process {line}" for line in servers.stdout.splitlines()]
     return left

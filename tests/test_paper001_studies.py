@@ -144,7 +144,7 @@ def test_shipped_paper001_configs_are_valid(name):
     from interference.config import load
 
     cfg = load(REPO / "config" / f"{name}.yaml")
-    assert set(cfg["studies"]) == {"scaling", "creation"}
+    assert set(cfg["studies"]) == {"scaling", "creation", "network"}
 
 
 def test_the_published_protocol_is_refused_on_a_small_machine_and_fits_a_large_one(monkeypatch):

@@ -99,7 +99,9 @@ def execute(study, ctx: RunContext) -> dict:
         "started": time.time(),
     }
     try:
-        meta["runtime_run"] = ctx.runtime.open_run(ctx.outdir, ctx.labels, ctx.images)
+        meta["runtime_run"] = ctx.runtime.open_run(
+            ctx.outdir, ctx.labels, ctx.images, network_mode=study.network_mode(ctx.settings)
+        )
         meta.update(study.execute(ctx))
     finally:
         meta["leftovers_removed"] = ctx.runtime.remove_labelled(RUN_LABEL, ctx.run_id)

@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LIMIT_KINDS = ("cpuset", "cpus", "memory")
+# How an entity can be attached to the host's network (paper 001, Tables II and III): "host"
+# shares the host's network stack; "bridge" is a Linux bridge with NAT rules (the engine's own
+# where it has one); "ovs" is an Open vSwitch bridge (runtimes/ovs.py). A nested runtime's
+# modes are PARENT+CHILD pairs, e.g. "ovs+bridge".
+NETWORK_MODES = ("host", "bridge", "ovs")
 
 
 class RuntimeUnavailable(RuntimeError):
@@ -30,6 +35,8 @@ class Capabilities:
     image_format: str
     # None: it builds images from containers/ itself; else the runtime whose images it converts.
     image_from: str | None = None
+    # The network modes (NETWORK_MODES, or PARENT+CHILD pairs) it can attach an entity with.
+    network_modes: frozenset[str] = frozenset()
 
     def lacks(self, needed: set[str]) -> list[str]:
         """The capabilities in `needed` (names as in describe_needs) that this runtime lacks."""
@@ -61,6 +68,8 @@ class ContainerSpec:
     binds: list[tuple[str, str]] = field(default_factory=list)  # (host dir, container dir)
     volumes: list[tuple[str, str]] = field(default_factory=list)  # (volume name, container dir)
     network: str | None = None
+    # None: the private `network` (or the runtime's default); else one of network_modes.
+    network_mode: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
 
     def limits(self) -> dict:
@@ -134,10 +143,18 @@ class ContainerRuntime(abc.ABC):
         """Make, once and outside any timing, what runs of these images need beyond the image
         itself (nested: a pre-loaded data root)."""
 
-    def open_run(self, outdir: Path, labels: dict, images: dict, name: str | None = None) -> dict:
+    def open_run(
+        self,
+        outdir: Path,
+        labels: dict,
+        images: dict,
+        name: str | None = None,
+        network_mode: str | None = None,
+    ) -> dict:
         """Prepare what the whole run shares before its first container (nested: the parent
-        container, named `name` if given, and its engine); what to record in meta.json.
-        Removed by close_run, or with everything of the run by remove_labelled."""
+        container, named `name` if given, and its engine, on the parent's part of
+        `network_mode`); what to record in meta.json. Removed by close_run, or with everything
+        of the run by remove_labelled."""
         return {}
 
     def close_run(self) -> None:
@@ -176,3 +193,11 @@ class ContainerRuntime(abc.ABC):
     def address_of(self, name: str) -> str:
         """How another member of the run reaches the server started as `name`."""
         return name
+
+    def entity_address(self, name: str) -> str:
+        """The address at which the host reaches `name`, started with a network_mode."""
+        raise NotImplementedError(f"{self.name} has no network modes")
+
+    def host_address(self, name: str) -> str:
+        """The address at which `name`, started with a network_mode, reaches the host."""
+        raise NotImplementedError(f"{self.name} has no network modes")

@@ -4,7 +4,11 @@ a Linux bridge per network, a /24 of its own, and a fixed address per member han
 A network's state (labels, subnet, bridge, addresses given) is a json file, so that whatever a
 run made is found and removed even after a crash. Members reach each other by address; no DNS.
 Where Docker's br_netfilter is loaded, bridged packets cross iptables' FORWARD chain, whose
-policy Docker sets to DROP: one ACCEPT rule per bridge lets its members talk, and goes with it."""
+policy Docker sets to DROP: one ACCEPT rule per bridge lets its members talk, and goes with it.
+
+A bridge made with a gateway is the network study's "bridge" mode (paper 001: a Linux bridge
+with NAT rules): the host takes the first address on it, and traffic from its subnet leaving
+by another interface is masqueraded."""
 
 from __future__ import annotations
 
@@ -27,11 +31,14 @@ def bridge_name(network: str) -> str:
     return "itf" + hashlib.sha1(network.encode()).hexdigest()[:10]
 
 
-def _iptables(action: str, bridge: str) -> None:
+def _iptables(action: str, bridge: str, nat_subnet: str | None = None) -> None:
     if shutil.which("iptables") is None:
         return
     rule = ["FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"]
     subprocess.run(["iptables", action, *rule], capture_output=True)
+    if nat_subnet:
+        nat = ["-t", "nat", action, "POSTROUTING", "-s", nat_subnet, "!", "-o", bridge, "-j", "MASQUERADE"]
+        subprocess.run(["iptables", *nat], capture_output=True)
 
 
 class Bridges:
@@ -41,6 +48,9 @@ class Bridges:
     def _file(self, network: str) -> Path:
         return self.dir / f"{network}.json"
 
+    def exists(self, network: str) -> bool:
+        return self._file(network).exists()
+
     def state(self, network: str) -> dict:
         return json.loads(self._file(network).read_text())
 
@@ -49,17 +59,25 @@ class Bridges:
         tmp.write_text(json.dumps(state))
         tmp.rename(self._file(network))
 
-    def create(self, network: str, labels: dict) -> dict:
+    def create(self, network: str, labels: dict, gateway: bool = False) -> dict:
+        """A bridge; with `gateway`, the host is on it (first address) and NATs its traffic."""
         self.dir.mkdir(parents=True, exist_ok=True)
         used = {self.state(p.stem)["subnet"] for p in self.dir.glob("*.json")}
         subnet = next(str(s) for s in SUBNETS.subnets(new_prefix=24) if str(s) not in used)
         bridge = bridge_name(network)
-        state = {"labels": labels, "bridge": bridge, "subnet": subnet, "members": {}}
+        net = ipaddress.ip_network(subnet)
+        gw = str(net.network_address + 1) if gateway else None
+        state = {"labels": labels, "bridge": bridge, "subnet": subnet, "members": {}, "gateway": gw}
         self._save(network, state)  # first: a crash after `ip link add` still finds it
         _ip("link", "add", bridge, "type", "bridge")
+        if gw:
+            _ip("addr", "add", f"{gw}/{net.prefixlen}", "dev", bridge)
         _ip("link", "set", bridge, "up")
-        _iptables("-I", bridge)
+        _iptables("-I", bridge, subnet if gw else None)
         return state
+
+    def gateway(self, network: str) -> str:
+        return self.state(network)["gateway"]
 
     def address_for(self, network: str, member: str) -> tuple[str, int, str]:
         """A fixed address for `member` (host part 2, 3, ...): (address, prefix length, bridge)."""
@@ -81,9 +99,9 @@ class Bridges:
         return [p.stem for p in paths if json.loads(p.read_text())["labels"].get(label) == value]
 
     def remove(self, network: str) -> None:
-        bridge = self.state(network)["bridge"]
-        _ip("link", "del", bridge, check=False)
-        _iptables("-D", bridge)
+        state = self.state(network)
+        _ip("link", "del", state["bridge"], check=False)
+        _iptables("-D", state["bridge"], state["subnet"] if state.get("gateway") else None)
         self._file(network).unlink()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from interference.runtimes.base import LIMIT_KINDS, Capabilities, RuntimeUnavailable
+from interference.runtimes.base import LIMIT_KINDS, NETWORK_MODES, Capabilities, RuntimeUnavailable
 from interference.runtimes.oci_cli import OciCliRuntime
 
 HOW_TO_START = (
@@ -18,7 +18,11 @@ class DockerRuntime(OciCliRuntime):
     binary = "docker"
     engine_name = "Docker"
     capabilities = Capabilities(
-        networks=True, volumes=True, limits=frozenset(LIMIT_KINDS), image_format="docker image"
+        networks=True,
+        volumes=True,
+        limits=frozenset(LIMIT_KINDS),
+        image_format="docker image",
+        network_modes=frozenset(NETWORK_MODES),
     )
     # The classic builder: Debian's docker.io has no buildx plugin.
     build_env = {"DOCKER_BUILDKIT": "0"}

@@ -36,6 +36,7 @@ class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
         limits=frozenset(LIMIT_KINDS),
         image_format="root file system (exported from the Docker image)",
         image_from="docker",
+        network_modes=frozenset({"host"}),  # the host's own stack: host-to-host
     )
     options_schema = {
         "type": "object",
@@ -110,8 +111,8 @@ class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
         return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", self._script(spec)]
 
     def start(self, spec: ContainerSpec) -> None:
-        if spec.network:
-            raise RuntimeUnavailable("the bare-metal runtime has no private networks")
+        if spec.network or spec.network_mode not in (None, "host"):
+            raise RuntimeUnavailable("the bare-metal runtime has no private networks (only the host's)")
         folders = cgroups.create(spec.name, spec.cpuset, spec.cpus, spec.memory)
         # Joins its cgroups between fork and exec: no instruction runs outside the limits.
         self._launch(spec, {}, preexec_fn=lambda: cgroups.join(folders, os.getpid()))
@@ -119,3 +120,9 @@ class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
     def remove(self, name: str) -> None:
         cgroups.kill_and_remove(name)
         self._forget(name)
+
+    def entity_address(self, name: str) -> str:
+        return "127.0.0.1"
+
+    def host_address(self, name: str) -> str:
+        return "127.0.0.1"

@@ -28,10 +28,11 @@ import time
 from pathlib import Path
 
 from interference import REPO_ROOT
-from interference.runtimes import cgroups
-from interference.runtimes.base import LIMIT_KINDS, Capabilities, RuntimeUnavailable
+from interference.runtimes import cgroups, ovs
+from interference.runtimes.base import LIMIT_KINDS, NETWORK_MODES, Capabilities, RuntimeUnavailable
+from interference.runtimes.bridges import Bridges
 from interference.runtimes.docker import DockerRuntime
-from interference.runtimes.oci_cli import OciCliRuntime
+from interference.runtimes.oci_cli import LOOPBACK, OciCliRuntime
 
 PARENT_CONTEXT = REPO_ROOT / "containers" / "nested-parent"
 CGROUP_PARENT = "interference-nested"
@@ -60,6 +61,9 @@ class NestedRuntime(OciCliRuntime):
         limits=frozenset(LIMIT_KINDS),
         image_format="docker image, loaded into the parent's engine",
         image_from="docker",
+        # PARENT+CHILD (paper 001, Table III); no OVS child: the paper could not either, and a veth
+        # into a child would have to be made inside the parent.
+        network_modes=frozenset(f"{p}+{c}" for p in NETWORK_MODES for c in ("host", "bridge")),
     )
     build_inputs = ("containers/nested-parent/Dockerfile", "containers/nested-parent/parent-entrypoint")
     options_schema = {
@@ -87,6 +91,10 @@ class NestedRuntime(OciCliRuntime):
         self.settings = o
         self.outer = DockerRuntime()
         self.parent: str | None = None
+        self.parent_mode: str | None = None  # the parent's part of the run's network mode
+        # A parent on the host's network gets a bridge of its own for its children: its engine
+        # would otherwise take the host engine's docker0.
+        self.bridges = Bridges(Path(o["preloaded_dir"]) / "parents")
         self.how_to_get = self.outer.how_to_get
 
     # -- itself ----------------------------------------------------------------------------
@@ -207,13 +215,28 @@ class NestedRuntime(OciCliRuntime):
             for info in images.values():
                 self._make_preloaded(info["id"], self._parent_image(), Path("/dev/null"))
 
-    def open_run(self, outdir: Path, labels: dict, images: dict, name: str | None = None) -> dict:
-        """Start the run's parent, wait for its engine, and give it the run's images."""
+    def open_run(
+        self,
+        outdir: Path,
+        labels: dict,
+        images: dict,
+        name: str | None = None,
+        network_mode: str | None = None,
+    ) -> dict:
+        """Start the run's parent (on the parent's part of network_mode), wait for its engine,
+        and give it the run's images."""
         name = name or f"interference-nested-{labels['interference.run']}"
         storage = self.settings["storage_driver"]
         parent_image = self._parent_image()
         argv = ["run", "--detach", "--name", name, *[f"--label={k}={v}" for k, v in labels.items()]]
         argv += parent_flags()
+        self.parent_mode = network_mode.split("+")[0] if network_mode else None
+        inner_bridge = []
+        if self.parent_mode == "host":
+            argv += ["--network", "host"]
+            inner_bridge = [self.bridges.create(name, labels, gateway=True)["bridge"]]
+        elif self.parent_mode == "ovs":
+            argv += ["--network", "none"]  # its veth from the OVS bridge comes after the start
         argv += ["--volume", f"{outdir.resolve()}:{outdir.resolve()}"]  # the children's bind mounts
         preloaded = self.settings["child_image"] == "preloaded"
         if preloaded:
@@ -224,11 +247,17 @@ class NestedRuntime(OciCliRuntime):
         else:
             argv += ["--volume", "/var/lib/docker"]  # an anonymous volume: not the parent's overlay
         t0 = time.time()
-        self.outer._cli(*argv, parent_image, f"/{CGROUP_PARENT}/{name}", storage)
+        self.outer._cli(*argv, parent_image, f"/{CGROUP_PARENT}/{name}", storage, *inner_bridge)
         created = time.time() - t0
         self.parent = name
+        self.run_id = labels[ovs.RUN_LABEL]
+        if self.parent_mode == "ovs":
+            pid = int(self.outer._cli("inspect", "--format", "{{.State.Pid}}", name).stdout)
+            ovs.OvsSwitch(self.run_id).attach_netns(name, pid)
         self.global_args = ("exec", "-i", name, "docker")
         engine = self._wait_for_engine(name)
+        if self.parent_mode in ("bridge", "ovs"):
+            self._masquerade_children(name)
         loads = {}
         for image, info in ({} if preloaded else images).items():
             t1 = time.time()
@@ -243,10 +272,50 @@ class NestedRuntime(OciCliRuntime):
             "inner_engine_ready_s": round(engine, 3),
             "child_image": self.settings["child_image"],
             "child_image_load_s": loads,
+            "parent_network": self.parent_mode,
             "inner_engine": {
                 k: inner.get(k) for k in ("ServerVersion", "Driver", "CgroupDriver", "CgroupVersion")
             },
         }
+
+    def _masquerade_children(self, parent: str) -> None:
+        """NAT for the children's bridge inside the parent (its engine runs with --iptables=false,
+        so that it leaves the host's rules alone): children reach the host by the parent's address."""
+        fmt = "{{(index .IPAM.Config 0).Subnet}}"
+        subnet = self._cli("network", "inspect", "bridge", "--format", fmt).stdout.strip()
+        rule = [
+            "iptables",
+            "-t",
+            "nat",
+            "-A",
+            "POSTROUTING",
+            "-s",
+            subnet,
+            "!",
+            "-o",
+            "docker0",
+            "-j",
+            "MASQUERADE",
+        ]
+        self.outer._cli("exec", parent, *rule)
+
+    # -- network modes: children reach the host; the host reaches no child (inside the parent) --
+    def own_mode(self, network_mode: str) -> str:
+        return network_mode.split("+")[1]
+
+    def host_address(self, name: str) -> str:
+        child = self.attached[name][0]
+        if self.parent_mode == "ovs":
+            return ovs.OvsSwitch(self.run_id).gateway()
+        if self.parent_mode == "host":
+            return LOOPBACK if child == "host" else self.bridges.gateway(self.parent)
+        return self.outer._bridge_addresses(self.parent)[1]  # the host's docker0, by NAT if bridged
+
+    def entity_address(self, name: str) -> str:
+        raise NotImplementedError(
+            "nested: the host does not reach a child's server (its bridge is inside the parent); "
+            "the network study measures nested children as clients of the host"
+        )
 
     def _parent_image(self) -> str:
         """The newest parent image (`docker images` lists newest first): the last one built."""
@@ -261,12 +330,18 @@ class NestedRuntime(OciCliRuntime):
     def close_run(self) -> None:
         if self.parent:
             self._remove_parents([self.parent])
+            if self.bridges.exists(self.parent):
+                self.bridges.remove(self.parent)
             self.parent = None
 
     def remove_labelled(self, label: str, value: str) -> list[str]:
         parents = self.outer._cli("ps", "-aq", "--filter", f"label={label}={value}").stdout.split()
         self.parent = None
-        return self._remove_parents(parents)
+        removed = self._remove_parents(parents)
+        for network in self.bridges.labelled(label, value):
+            self.bridges.remove(network)
+            removed.append(f"bridge {network}")
+        return removed + ovs.remove_labelled(label, value)
 
     def _remove_parents(self, parents: list[str]) -> list[str]:
         removed = []

@@ -10,7 +10,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from interference.runtimes import ovs
 from interference.runtimes.base import ContainerRuntime, ContainerSpec, RuntimeUnavailable
+
+LOOPBACK = "127.0.0.1"
+# The engine's --network per network mode; "ovs": none, the veth is put in after the start.
+NETWORK_FLAG = {"host": "host", "bridge": "bridge", "ovs": "none"}
 
 
 class OciCliRuntime(ContainerRuntime):
@@ -23,6 +28,11 @@ class OciCliRuntime(ContainerRuntime):
     build_env: dict = {}
     how_to_get: str = ""
     engine_name: str = ""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        # (network mode, run id) of each container started with a network mode by this process.
+        self.attached: dict[str, tuple[str, str]] = {}
 
     def unavailable(self, stderr: str) -> bool:
         """Whether a failed command means the engine itself does not answer."""
@@ -109,7 +119,9 @@ class OciCliRuntime(ContainerRuntime):
         for k, v in sorted(spec.labels.items()):
             argv += ["--label", f"{k}={v}"]
         argv += spec.limit_flags()
-        if spec.network:
+        if spec.network_mode:
+            argv += ["--network", NETWORK_FLAG[self.own_mode(spec.network_mode)]]
+        elif spec.network:
             argv += ["--network", spec.network]
         for host_dir, ctr_dir in spec.binds:
             argv += ["--volume", f"{Path(host_dir).resolve()}:{ctr_dir}"]
@@ -121,6 +133,33 @@ class OciCliRuntime(ContainerRuntime):
 
     def start(self, spec: ContainerSpec) -> None:
         self._cli(*self.run_argv(spec)[1 + len(self.global_args) :])
+        if spec.network_mode:
+            self.attached[spec.name] = (self.own_mode(spec.network_mode), spec.labels[ovs.RUN_LABEL])
+        if self.attached.get(spec.name, ("",))[0] == "ovs":
+            pid = int(self._cli("inspect", "--format", "{{.State.Pid}}", spec.name).stdout)
+            ovs.OvsSwitch(spec.labels[ovs.RUN_LABEL]).attach_netns(spec.name, pid)
+
+    # -- network modes (the network study) --------------------------------------------------
+    def own_mode(self, network_mode: str) -> str:
+        """The part of a network mode this engine's containers get (nested: the child's)."""
+        return network_mode
+
+    def _bridge_addresses(self, name: str) -> tuple[str, str]:
+        fmt = "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{.Gateway}}{{end}}"
+        address, gateway = self._cli("inspect", "--format", fmt, name).stdout.split()
+        return address, gateway
+
+    def entity_address(self, name: str) -> str:
+        mode, run_id = self.attached[name]
+        if mode == "ovs":
+            return ovs.OvsSwitch(run_id).address_of(name)
+        return LOOPBACK if mode == "host" else self._bridge_addresses(name)[0]
+
+    def host_address(self, name: str) -> str:
+        mode, run_id = self.attached[name]
+        if mode == "ovs":
+            return ovs.OvsSwitch(run_id).gateway()
+        return LOOPBACK if mode == "host" else self._bridge_addresses(name)[1]
 
     def wait(self, name: str, timeout_s: float) -> int | None:
         try:
@@ -148,7 +187,7 @@ class OciCliRuntime(ContainerRuntime):
             if names:
                 self._cli(kind, "rm", *names, check=False)
                 removed += [f"{kind} {n}" for n in names]
-        return removed
+        return removed + ovs.remove_labelled(label, value)
 
     def create_network(self, name: str, labels: dict) -> None:
         self._cli("network", "create", *[f"--label={k}={v}" for k, v in labels.items()], name)

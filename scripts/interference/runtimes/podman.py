@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import resource
 
-from interference.runtimes.base import LIMIT_KINDS, Capabilities
+from interference.runtimes.base import LIMIT_KINDS, NETWORK_MODES, Capabilities
 from interference.runtimes.oci_cli import OciCliRuntime
 
 PODMAN_NPROC = 32768
@@ -25,7 +25,11 @@ class PodmanRuntime(OciCliRuntime):
     binary = "podman"
     engine_name = "Podman"
     capabilities = Capabilities(
-        networks=True, volumes=True, limits=frozenset(LIMIT_KINDS), image_format="podman image"
+        networks=True,
+        volumes=True,
+        limits=frozenset(LIMIT_KINDS),
+        image_format="podman image",
+        network_modes=frozenset(NETWORK_MODES),
     )
     options_schema = {
         "type": "object",

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from interference import REPO_ROOT
-from interference.runtimes import cgroups, rootfs
+from interference.runtimes import cgroups, ovs, rootfs
 from interference.runtimes.base import LIMIT_KINDS, Capabilities, ContainerSpec, RuntimeUnavailable
 from interference.runtimes.bridges import BridgedNetworks, Bridges, bridge_name
 from interference.runtimes.local_processes import LocalProcessRuntime
@@ -93,6 +93,7 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
         limits=frozenset(LIMIT_KINDS),
         image_format="ext4 virtio disk from the Docker image's root file system",
         image_from="docker",
+        network_modes=frozenset({"bridge", "ovs"}),  # a guest has no share of the host's stack
     )
     build_inputs = ("containers/vm/init", "containers/vm/initramfs-init")
     options_schema = {
@@ -134,6 +135,7 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
         self.rootfs_dir = Path(o["rootfs_dir"])
         self.disk_dir = Path(o["disk_dir"])
         self.bridges = Bridges(self.state_dir)
+        self.attached: dict[str, ovs.OvsSwitch] = {}  # guests on an OVS bridge
 
     # -- itself ----------------------------------------------------------------------------
     def check(self) -> None:
@@ -294,10 +296,13 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
             argv += ["-virtfs", f"local,path={Path(host_dir).resolve()},mount_tag=b{i},security_model=none"]
         for volume, _ in spec.volumes:
             argv += ["-drive", f"file={self._volume_dir(volume) / 'disk.img'},if=virtio,format=raw"]
-        if spec.network:
+        if spec.network or spec.network_mode:
             argv += ["-netdev", f"tap,id=n0,ifname={self._tap(spec.name)},script=no,downscript=no"]
             # QEMU gives every guest the same MAC unless told: two on one bridge would not talk.
-            argv += ["-device", f"virtio-net-pci,netdev=n0,mac={guest_mac(spec.name)}"]
+            device = f"virtio-net-pci,netdev=n0,mac={guest_mac(spec.name)}"
+            if spec.network_mode == "ovs":
+                device += ",csum=off,guest_csum=off"  # OVS's userspace datapath fills in no checksums
+            argv += ["-device", device]
         return argv
 
     def _write_ctl(self, spec: ContainerSpec) -> None:
@@ -316,22 +321,41 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
         # Disks follow the root disk (vda) in the order of the -drive flags.
         mounts += [f"disk /dev/vd{chr(ord('b') + i)} {c}" for i, (_, c) in enumerate(spec.volumes)]
         (ctl / "mounts").write_text("".join(m + "\n" for m in mounts))
-        net = ""
-        if spec.network:
-            address, prefix, _ = self.bridges.address_for(spec.network, spec.name)
-            net = f"{address}/{prefix}\n"
-        (ctl / "net").write_text(net)
+        (ctl / "net").write_text(self._attach(spec))
+
+    def _attach(self, spec: ContainerSpec) -> str:
+        """The guest's tap on its bridge or OVS; its /ctl/net line: ADDRESS/PREFIX [GATEWAY]."""
+        if not (spec.network or spec.network_mode):
+            return ""
+        tap = self._tap(spec.name)
+        subprocess.run(["ip", "tuntap", "add", "dev", tap, "mode", "tap"], check=True, capture_output=True)
+        if spec.network_mode == "ovs":
+            switch = ovs.OvsSwitch(spec.labels[ovs.RUN_LABEL])
+            address, prefix = switch.attach_port(spec.name, tap)
+            self.attached[spec.name] = switch
+            return f"{address}/{prefix} {switch.gateway()}\n"
+        network = spec.network
+        if spec.network_mode == "bridge":  # a bridge of its own with the host on it, NATed
+            network = spec.name
+            self.bridges.create(network, spec.labels, gateway=True)
+        address, prefix, bridge = self.bridges.address_for(network, spec.name)
+        subprocess.run(["ip", "link", "set", tap, "master", bridge, "up"], check=True, capture_output=True)
+        gateway = self.bridges.gateway(network)
+        return f"{address}/{prefix}" + (f" {gateway}" if gateway else "") + "\n"
+
+    def entity_address(self, name: str) -> str:
+        switch = self.attached.get(name)
+        return switch.address_of(name) if switch else self.bridges.address_of(name)
+
+    def host_address(self, name: str) -> str:
+        switch = self.attached.get(name)
+        return switch.gateway() if switch else self.bridges.gateway(name)
+
+    def remove_labelled(self, label: str, value: str) -> list[str]:
+        return super().remove_labelled(label, value) + ovs.remove_labelled(label, value)
 
     def start(self, spec: ContainerSpec) -> None:
         self._write_ctl(spec)
-        if spec.network:
-            tap, bridge = self._tap(spec.name), self.bridges.address_for(spec.network, spec.name)[2]
-            subprocess.run(
-                ["ip", "tuntap", "add", "dev", tap, "mode", "tap"], check=True, capture_output=True
-            )
-            subprocess.run(
-                ["ip", "link", "set", tap, "master", bridge, "up"], check=True, capture_output=True
-            )
         # The qemu process (all its vCPU threads) in a cgroup with the cpuset and CPU quota.
         folders = cgroups.create(spec.name, spec.cpuset, spec.cpus, None)
         proc = self._launch(spec, {}, preexec_fn=lambda: cgroups.join(folders, os.getpid()))

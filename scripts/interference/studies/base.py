@@ -76,6 +76,11 @@ class Study(abc.ABC):
         """The runs of one runtime (e.g. a variant only one runtime has); all by default."""
         return self.runs(cfg)
 
+    def network_mode(self, settings: dict) -> str | None:
+        """The network mode a run's shared part is opened with (runtime.open_run; nested: the
+        parent's); None: the runtime's default."""
+        return None
+
     def images(self, cfg: dict) -> list[str]:
         """Image names the study needs (base, a microservice id, or a stack like L+S)."""
         return ["base"]

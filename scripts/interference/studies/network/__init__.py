@@ -1,0 +1,271 @@
+"""Paper 001's Experiment 4 (its Tables II and III): network throughput and latency between an
+entity and the host it runs on, for each way of attaching the entity to the host's network.
+
+One side is a process on the host itself (Debian's iperf3 or sockperf installed on the host,
+run by host_side.py), the other the microservice NS (iperf3 stream: throughput) or NR (sockperf
+TCP ping-pong: round-trip latency) in an entity of the run's runtime, attached in a network
+mode (runtimes/base.py NETWORK_MODES: host network, Linux bridge with NAT, Open vSwitch; a
+nested runtime's modes are PARENT+CHILD). Directions: `to-host`, the client in the entity and
+the server on the host (the paper's "Container - Host"), and `from-host` (its "Host - Container").
+On the `host` runtime both sides are bare-metal processes: the paper's "Host - Host".
+
+  results/raw/<host>/<runtime>/network/<NS|NR>/<direction>/<mode>/rep<r>/client/...  (the loop's files)
+
+Run key <microservice>/<direction>/<mode>; the statistics are in statistics.py, the published
+values in published.py, the report section in section.qmd."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from interference import parsers, runtimes
+from interference.loop import RELEASED_BY_FILE, loop_command, read_iterations, read_limits, write_start_file
+from interference.microservices import registry
+from interference.runtimes import ContainerSpec, ovs
+from interference.runtimes.base import NETWORK_MODES
+from interference.studies.base import RunKey, Study, StudyConfigError, Table
+from interference.studies.network import host_side, statistics
+
+HERE = Path(__file__).parent
+MICROSERVICES = ("NS", "NR")  # iperf3 stream (TCP_STREAM), sockperf ping-pong (TCP_RR)
+DIRECTIONS = ("to-host", "from-host")
+NESTED_MODES = tuple(f"{p}+{c}" for p in NETWORK_MODES for c in ("host", "bridge"))
+SERVER_FILE = "server_host"  # the client entity reads the server's address from it
+WAIT_MARGIN_S = 60.0
+
+
+def modes_of(runtime: str) -> frozenset[str]:
+    return runtimes.ADAPTERS[runtime].capabilities.network_modes
+
+
+def is_nested(runtime: str) -> bool:
+    return any("+" in m for m in modes_of(runtime))
+
+
+class NetworkStudy(Study):
+    name = "network"
+    title = "Network modes: throughput and latency between an entity and its host (paper 001, Tables II, III)"
+    key_pattern = r"N[A-Z]/(to|from)-host/[a-z]+(\+[a-z]+)?"
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "microservices": {
+                "type": "array",
+                "items": {"enum": list(MICROSERVICES)},
+                "minItems": 1,
+                "uniqueItems": True,
+                "default": list(MICROSERVICES),
+                "description": "NS: throughput (TCP_STREAM), NR: round-trip latency (TCP_RR)",
+            },
+            "directions": {
+                "type": "array",
+                "items": {"enum": list(DIRECTIONS)},
+                "minItems": 1,
+                "uniqueItems": True,
+                "default": list(DIRECTIONS),
+                "description": "to-host: client in the entity; from-host: server in the entity",
+            },
+            "modes": {
+                "type": "array",
+                "items": {"enum": list(NETWORK_MODES)},
+                "minItems": 1,
+                "uniqueItems": True,
+                "default": list(NETWORK_MODES),
+                "description": "each runtime runs those it has (a VM has no host network)",
+            },
+            "nested_modes": {
+                "type": "array",
+                "items": {"enum": list(NESTED_MODES)},
+                "uniqueItems": True,
+                "default": list(NESTED_MODES),
+                "description": "PARENT+CHILD network modes of nested runtimes (Table III)",
+            },
+            "duration_s": {
+                "type": "integer",
+                "minimum": 1,
+                "default": 5,
+                "description": "one test (paper: netperf -l)",
+            },
+            "iterations": {
+                "type": "integer",
+                "minimum": 1,
+                "default": 3,
+                "description": "tests per run (paper: 5)",
+            },
+            "repetitions": {"type": "integer", "minimum": 1, "default": 1},
+            "iteration_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120},
+        },
+    }
+    tables = {
+        "summary": Table(statistics.summary),
+        "relative": Table(statistics.relative),
+    }
+    report_section = HERE / "section.qmd"
+
+    def check(self, cfg: dict) -> None:
+        for rt in cfg["runtimes"]:
+            if not modes_of(rt):
+                raise StudyConfigError(
+                    f"studies.network.runtimes: {rt} has no network modes (it attaches no entity to the "
+                    f"host's network in a chosen way); leave it out"
+                )
+            if not self.runs_on(cfg, rt):
+                raise StudyConfigError(
+                    f"studies.network: {rt} runs none of the modes {cfg['nested_modes' if is_nested(rt) else 'modes']} "
+                    f"(it has {sorted(modes_of(rt))})"
+                )
+        wanted = {
+            m for rt in cfg["runtimes"] for r in self.runs_on(cfg, rt) for m in r.key.split("/")[2].split("+")
+        }
+        if "ovs" in wanted and (lack := ovs.missing()):
+            raise StudyConfigError(f"studies.network: mode ovs needs {', '.join(lack)} on this machine")
+
+    def runs(self, cfg):
+        return sorted(
+            {r for rt in cfg["runtimes"] for r in self.runs_on(cfg, rt)}, key=lambda r: (r.key, r.repetition)
+        )
+
+    def runs_on(self, cfg, runtime):
+        has = modes_of(runtime)
+        if is_nested(runtime):
+            # Children reach the host; the host reaches no child (its bridge is in the parent).
+            modes, directions = [m for m in cfg["nested_modes"] if m in has], ["to-host"]
+        elif runtime == "host":
+            modes, directions = ["host"], ["to-host"]  # host to host: one direction is the other
+        else:
+            modes, directions = [m for m in cfg["modes"] if m in has], cfg["directions"]
+        reps = range(1, cfg["repetitions"] + 1)
+        return [
+            RunKey(f"{ms}/{d}/{m}", r)
+            for ms in cfg["microservices"]
+            for d in directions
+            for m in modes
+            for r in reps
+        ]
+
+    def images(self, cfg):
+        return list(cfg["microservices"])
+
+    def run_images(self, cfg, key):
+        return [key.split("/")[0]]
+
+    def settings(self, cfg, key):
+        ms, direction, mode = key.split("/")
+        keys = ("duration_s", "iterations", "iteration_timeout_s")
+        return {"microservice": ms, "direction": direction, "mode": mode, **{k: cfg[k] for k in keys}}
+
+    def network_mode(self, settings: dict) -> str | None:
+        return settings["mode"]
+
+    def code(self, step):
+        return {
+            "statistics": [HERE / "statistics.py"],
+            "report": [HERE / "section.qmd", HERE / "section.py", HERE / "published.py"],
+        }.get(step, [HERE / "__init__.py", HERE / "host_side.py"])
+
+    # -- one run ---------------------------------------------------------------------------
+    def execute(self, run) -> dict:
+        s = run.settings
+        ms = registry()[s["microservice"]]
+        env = ms.container_env({"duration_s": s["duration_s"]})
+        deadline = time.time() + s["iterations"] * s["iteration_timeout_s"] + WAIT_MARGIN_S
+        server_argv = list(ms.server["command"])
+        client_dir = run.outdir / "client"
+        info = {"host_tools": host_side.versions(), "ovs": None}
+        if "ovs" in s["mode"]:
+            info["ovs"] = ovs.OvsSwitch(run.run_id).version()
+        with host_side.Processes(run.outdir, deadline) as host:
+            if s["direction"] == "to-host":
+                host.start_server(server_argv, "server")
+                time.sleep(ms.server.get("ready_after_s", 1))
+                # The client waits for the start file; the server's address is known only once the
+                # entity is attached (a bridge's gateway, an OVS port), so it is read from a file.
+                loop = loop_command(
+                    ms.id, "client", 1, RELEASED_BY_FILE, "count", s["iterations"], s["iteration_timeout_s"]
+                )
+                wait = f"while [ ! -s /results/{SERVER_FILE} ]; do sleep 0.05; done; SERVER_HOST=$(cat /results/{SERVER_FILE})"
+                spec = ContainerSpec(
+                    name=run.name("client"),
+                    image=run.images[ms.id]["id"],
+                    command=["sh", "-c", f'{wait} exec "$@"', "client", *loop],
+                    env=env,
+                    binds=[(str(run.outdir), "/results")],
+                    labels=run.labels,
+                    network_mode=s["mode"],
+                )
+                run.start(spec, "client")
+                address = run.runtime.host_address(spec.name)
+                (run.outdir / SERVER_FILE).write_text(address + "\n")
+                start_at, _ = write_start_file(run.outdir)
+                run.wait_all([spec.name], deadline)
+            else:
+                spec = ContainerSpec(
+                    name=run.name("server"),
+                    image=run.images[ms.id]["id"],
+                    command=server_argv,
+                    env=env,
+                    labels=run.labels,
+                    network_mode=s["mode"],
+                )
+                run.start(spec, "server")
+                address = run.runtime.entity_address(spec.name)
+                time.sleep(ms.server.get("ready_after_s", 1))
+                start_at = time.time()
+                host.client_loop(
+                    ms, env | {"SERVER_HOST": address}, client_dir, s["iterations"], s["iteration_timeout_s"]
+                )
+                with open(run.outdir / "containers.log", "a") as f:
+                    f.write(f"==== {spec.name} ====\n{run.runtime.logs(spec.name)}\n")
+        its = read_iterations(client_dir, s["iteration_timeout_s"])
+        failed = sum(it["status"] != "ok" for it in its) + s["iterations"] - len(its)
+        return {
+            **info,
+            "start_at": start_at,
+            "server_address": address,
+            "client_side": "entity" if s["direction"] == "to-host" else "host",
+            "limits_read_back": read_limits(client_dir / "limits.txt"),
+            "iterations": its,
+            "n_iterations": len(its),
+            "n_failed": failed,
+        }
+
+    def parse(self, meta, raw_dir) -> pd.DataFrame:
+        s = meta["settings"]
+        ms = registry()[s["microservice"]]
+        parse = parsers.get(ms.parser)
+        rows = []
+        for it in meta["iterations"]:
+            values, status = {}, it["status"]
+            if status == "ok":
+                try:
+                    values = parse((raw_dir / it["stdout"]).read_text(errors="replace"), "")
+                except (parsers.ParseError, OSError) as e:
+                    status = str(e) if isinstance(e, parsers.ParseError) else "missing output"
+            for m in ms.metrics:
+                rows.append(
+                    {
+                        "host": s["host"],
+                        "runtime": s["runtime"],
+                        "microservice": ms.id,
+                        "direction": s["direction"],
+                        "mode": s["mode"],
+                        "repetition": s["repetition"],
+                        "iteration": it["iteration"],
+                        "metric": m.name,
+                        "value": values.get(m.name),
+                        "unit": m.unit,
+                        "higher_is_better": m.higher_is_better,
+                        "start": it["start"],
+                        "end": it["end"],
+                        "status": status if status != "ok" or m.name in values else f"no {m.name} in output",
+                    }
+                )
+        return pd.DataFrame(rows, columns=statistics.SAMPLE_COLUMNS)
+
+    def run_row(self, meta):
+        s = meta["settings"]
+        return {"microservice": s["microservice"], "direction": s["direction"], "mode": s["mode"]}

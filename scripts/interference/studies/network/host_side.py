@@ -1,0 +1,79 @@
+"""The host's side of the network study: a server or a client loop as plain processes of the
+host (Debian's iperf3 and sockperf installed on it, the same packages as in the images), in the
+host's network namespace, with no cgroup limits, as the paper's bare-metal netserver/netperf.
+
+The client loop runs the microservice's own `run` script (containers/<ms>/run) and writes the
+files microservice-loop writes (iterations.tsv, iterNNNN.out/.err), so that one parser reads
+both sides. Servers run under timeout(1) until the run's deadline: even a runner killed with
+SIGKILL leaves none behind for long; on a normal end they are killed with their process group."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+TOOLS = ("iperf3", "sockperf")
+
+
+def versions() -> dict[str, str]:
+    r = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${Package} ${Version}\\n", *TOOLS],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+
+
+class Processes:
+    """Host processes of one run, all killed when the `with` block ends."""
+
+    def __init__(self, outdir: Path, deadline: float):
+        self.outdir = outdir
+        self.deadline = deadline
+        self.procs: list[subprocess.Popen] = []
+
+    def __enter__(self) -> Processes:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+    def start_server(self, argv: list[str], name: str) -> None:
+        lifetime = max(1, int(self.deadline - time.time()))
+        with open(self.outdir / f"host-{name}.log", "w") as log:
+            self.procs.append(
+                subprocess.Popen(
+                    ["timeout", str(lifetime), *argv],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
+
+    def client_loop(self, ms, env: dict, outdir: Path, iterations: int, timeout_s: float) -> None:
+        """`iterations` runs of the microservice's run script, recorded as microservice-loop does."""
+        outdir.mkdir(parents=True, exist_ok=True)
+        for i in range(1, iterations + 1):
+            name = f"iter{i:04d}"
+            t0 = time.time()
+            with open(outdir / f"{name}.out", "w") as out, open(outdir / f"{name}.err", "w") as err:
+                p = subprocess.Popen(
+                    ["timeout", "--kill-after=5", f"{timeout_s:g}", str(ms.folder / "run")],
+                    stdout=out,
+                    stderr=err,
+                    stdin=subprocess.DEVNULL,
+                    env=os.environ | env,
+                    start_new_session=True,
+                )
+                self.procs.append(p)
+                rc = p.wait()
+            with open(outdir / "iterations.tsv", "a") as f:
+                f.write(f"{i}\t{t0:.6f}\t{time.time():.6f}\t{rc}\n")

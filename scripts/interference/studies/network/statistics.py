@@ -1,0 +1,68 @@
+"""Statistics of the network study: per runtime, direction, network mode and metric, the
+descriptive statistics of the tests (summary), and each mean relative to bare metal's host-to-host
+mean (relative), with a bootstrap CI resampling both groups, as paper 001 compares Table II's
+rows with its Host - Host row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from interference.descriptive import describe, prepare, valid
+from interference.studies.pairs.statistics import bootstrap_ci
+
+SAMPLE_COLUMNS = [
+    "host", "runtime", "microservice", "direction", "mode", "repetition", "iteration",
+    "metric", "value", "unit", "higher_is_better", "start", "end", "status",
+]  # fmt: skip
+GROUP = ["host", "runtime", "direction", "mode", "metric"]
+# The reference: bare metal to itself; without it, Docker's host network (the same stack).
+REFERENCES = (("host", "to-host", "host"), ("docker", "to-host", "host"))
+N_RESAMPLES = 2000
+SEED = 1
+
+
+def read(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+
+
+def summary(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
+    return describe(read(inputs["samples"]), GROUP).sort_values(GROUP).reset_index(drop=True)
+
+
+def _ratio(x, base, axis=-1):
+    return np.mean(x, axis=axis) / np.mean(base, axis=axis)
+
+
+def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
+    df = valid(prepare(read(inputs["samples"]), GROUP))
+    rows = []
+    for (host, metric), h in df.groupby(["host", "metric"]):
+        present = {tuple(k) for k in h[["runtime", "direction", "mode"]].drop_duplicates().to_numpy()}
+        ref_key = next((r for r in REFERENCES if r in present), None)
+        if ref_key is None:
+            continue
+        base = h[(h["runtime"] == ref_key[0]) & (h["direction"] == ref_key[1]) & (h["mode"] == ref_key[2])]
+        base = base["value"].to_numpy()
+        for (rt, d, m), g in h.groupby(["runtime", "direction", "mode"]):
+            x = g["value"].to_numpy()
+            low, high, method, note = (
+                bootstrap_ci(x, base, _ratio, N_RESAMPLES, SEED, (host, metric, rt, d, m))
+                if len(x) >= 2 and len(base) >= 2
+                else (np.nan, np.nan, "", "fewer than 2 samples: no CI")
+            )
+            rows.append(
+                {
+                    "host": host, "runtime": rt, "direction": d, "mode": m, "metric": metric,
+                    "unit": g["unit"].iloc[0], "n": len(x), "mean": x.mean(),
+                    "sd": x.std(ddof=1) if len(x) > 1 else np.nan,
+                    "reference": "/".join(ref_key), "reference_mean": base.mean(),
+                    "ratio": x.mean() / base.mean(), "ci_low": low, "ci_high": high,
+                    "ci_method": method, "note": note,
+                }
+            )  # fmt: skip
+    cols = ["host", "runtime", "direction", "mode", "metric", "unit", "n", "mean", "sd", "reference",
+            "reference_mean", "ratio", "ci_low", "ci_high", "ci_method", "note"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols).sort_values(GROUP).reset_index(drop=True)

@@ -1,0 +1,115 @@
+"""Paper 001's network study (Tables II and III): run keys per runtime (a VM has no host network,
+nested children run PARENT+CHILD modes towards the host, bare metal only host to host), refusals
+before anything runs, statistics on hand-made samples, the transcribed tables, and a real Open
+vSwitch bridge with a veth into a network namespace (the userspace datapath this kernel allows)."""
+
+import re
+import subprocess
+
+import pandas as pd
+import pytest
+
+from interference import studies
+from interference.config import ConfigError, validate
+from interference.runtimes import ovs
+from interference.studies.network import published
+from interference.studies.network.statistics import SAMPLE_COLUMNS, relative
+
+
+def network_cfg(runtimes, **part) -> dict:
+    return validate({"runtimes": runtimes, "studies": {"network": part}})["studies"]["network"]
+
+
+def test_runs_per_runtime():
+    study = studies.get("network")
+    cfg = network_cfg(["host", "docker", "vm", "nested"], microservices=["NS"], nested_modes=["ovs+bridge"])
+    keys = lambda rt: [r.key for r in study.runs_on(cfg, rt)]  # noqa: E731
+    assert keys("host") == ["NS/to-host/host"]
+    assert keys("docker") == [
+        f"NS/{d}/{m}" for d in ("to-host", "from-host") for m in ("host", "bridge", "ovs")
+    ]
+    assert keys("vm") == [f"NS/{d}/{m}" for d in ("to-host", "from-host") for m in ("bridge", "ovs")]
+    assert keys("nested") == ["NS/to-host/ovs+bridge"]  # the host reaches no child
+    assert all(re.fullmatch(study.key_pattern, r.key) for r in study.runs(cfg))
+    s = study.settings(cfg, "NS/from-host/ovs")
+    assert (s["microservice"], s["direction"], s["mode"]) == ("NS", "from-host", "ovs")
+    assert study.network_mode(s) == "ovs" and study.run_images(cfg, "NS/from-host/ovs") == ["NS"]
+
+
+@pytest.mark.parametrize(
+    ("runtimes", "part", "message"),
+    [
+        (["lxc"], {}, "lxc has no network modes"),
+        (["docker"], {"modes": ["macvlan"]}, "macvlan"),
+        (["nested"], {"nested_modes": ["ovs+ovs"]}, "ovs\\+ovs"),
+        (["vm"], {"modes": ["host"]}, "vm runs none of the modes"),
+    ],
+)
+def test_refused_before_anything_runs(runtimes, part, message):
+    with pytest.raises(ConfigError, match=message):
+        network_cfg(runtimes, **part)
+
+
+def samples(rows) -> pd.DataFrame:
+    out = []
+    for rt, d, m, metric, values in rows:
+        for i, v in enumerate(values, 1):
+            out.append({"host": "h", "runtime": rt, "microservice": "NS", "direction": d, "mode": m,
+                        "repetition": 1, "iteration": i, "metric": metric, "value": v, "unit": "Mbit/s",
+                        "higher_is_better": True, "start": 0, "end": 1, "status": "ok"})  # fmt: skip
+    return pd.DataFrame(out, columns=SAMPLE_COLUMNS)
+
+
+def test_relative_to_bare_metal(tmp_path):
+    path = tmp_path / "samples.tsv"
+    samples(
+        [
+            ("host", "to-host", "host", "throughput", [100, 102, 98]),
+            ("docker", "to-host", "bridge", "throughput", [50, 51, 49]),
+            ("docker", "to-host", "bridge", "throughput", []),
+        ]
+    ).to_csv(path, sep="\t", index=False)
+    d = relative({"samples": path}, 1).set_index("runtime")
+    assert d.loc["host", "ratio"] == pytest.approx(1.0)
+    assert d.loc["docker", "ratio"] == pytest.approx(0.5)
+    assert d.loc["docker", "ci_low"] < 0.5 < d.loc["docker", "ci_high"]
+    assert (d["reference"] == "host/to-host/host").all()
+
+
+def test_published_tables_as_transcribed():
+    assert published.VALUES[("container", "to-host", "bridge")] == (15.82, 0.36, 231.97, 5.3)
+    assert published.VALUES[("nested", "to-host", "ovs+bridge")] == (12.19, 0.57, 301.54, 14.63)
+    tput, lat = published.relative("container", "from-host", "host")
+    assert tput == pytest.approx(34.96 / 35.71) and lat == pytest.approx(105.0 / 102.77)
+    assert published.relative("vm", "to-host", "host") is None  # the paper's "-"
+    assert published.entity_of("podman") == "container" and published.entity_of("nested") == "nested"
+
+
+@pytest.mark.skipif(bool(ovs.missing()), reason="Open vSwitch or ethtool missing (scripts/ensure-engine.sh)")
+def test_ovs_bridge_carries_traffic_and_goes_away():
+    run_id = "testovs0001"
+    switch = ovs.OvsSwitch(run_id)
+    sleeper = subprocess.Popen(["unshare", "--net", "sleep", "60"])
+    try:
+        switch.ensure()
+        address = switch.attach_netns("member", sleeper.pid)
+        assert address.startswith("10.232.") and switch.address_of("member") == address
+        # A TCP connection from the namespace to the host's address on the bridge, through ovs-vswitchd.
+        server = subprocess.Popen(["python3", "-c", "import socket; s=socket.create_server(('', 45871)); "
+                                   "c, _ = s.accept(); c.sendall(b'pong')"])  # fmt: skip
+        try:
+            probe = "import socket,sys,time; time.sleep(0.5); print(socket.create_connection((sys.argv[1], 45871), 5).recv(4))"
+            r = subprocess.run(
+                ["nsenter", "--target", str(sleeper.pid), "--net", "python3", "-c", probe, switch.gateway()],
+                capture_output=True, text=True, timeout=30,
+            )  # fmt: skip
+            assert "pong" in r.stdout, r.stderr
+        finally:
+            server.kill()
+        assert "datapath_type" in switch.vsctl("list", "bridge").stdout
+        assert "netdev" in switch.vsctl("get", "bridge", switch.bridge, "datapath_type").stdout
+    finally:
+        removed = ovs.remove_labelled(ovs.RUN_LABEL, run_id)
+        sleeper.kill()
+    assert any("ovs bridge" in r for r in removed)
+    assert ovs.switches_left() == []
