@@ -106,6 +106,7 @@ def test_network_modes_carry_traffic_between_host_and_entity(workdir):
     d = pd.read_csv(workdir / "results/stats/network/relative.tsv", sep="\t")
     assert (d["reference"] == "host/to-host/host").all() and (d["metric"] == "throughput").all()
     assert len(d) == sum(len(r) for r in NETWORK_RUNS.values())
+    assert (d["n"] == 2).all(), d[d["n"] != 2]  # every test gave a throughput (a VM needs its route)
     ref = d[d["runtime"] == "host"].iloc[0]
     assert ref["ratio"] == pytest.approx(1.0) and (d["mean"] > 0).all()
 

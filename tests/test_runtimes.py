@@ -212,3 +212,29 @@ def test_vm_is_refused_with_what_is_missing(monkeypatch):
     monkeypatch.setattr("shutil.which", lambda name: None)
     with pytest.raises(RuntimeUnavailable, match="qemu-system-x86_64.*apt-get install qemu-system-x86"):
         VmRuntime(kernel="/nonexistent/vmlinuz-1").check()
+
+
+@pytest.mark.parametrize(("mode", "flag"), [("host", "host"), ("bridge", "bridge"), ("ovs", "none")])
+def test_network_modes_of_docker_and_podman(mode, flag):
+    spec = ContainerSpec(**{**SPEC.__dict__, "network_mode": mode})
+    for rt in (DockerRuntime(), PodmanRuntime()):
+        argv = rt.run_argv(spec)
+        assert argv[argv.index("--network") + 1] == flag  # ovs: the veth is put in after the start
+        assert mode in rt.capabilities.network_modes
+
+
+def test_nested_children_take_the_child_part_of_the_mode():
+    rt = NestedRuntime()
+    argv = rt.run_argv(ContainerSpec(**{**SPEC.__dict__, "network_mode": "ovs+bridge"}))
+    assert argv[argv.index("--network") + 1] == "bridge"
+    assert "ovs+bridge" in rt.capabilities.network_modes and "host+ovs" not in rt.capabilities.network_modes
+
+
+def test_a_vm_on_ovs_computes_its_own_checksums(tmp_path):
+    rt = VmRuntime(state_dir=str(tmp_path), kernel="/boot/vmlinuz-6.1.0-9-amd64", accel="tcg")
+    nic = lambda mode: next(  # noqa: E731
+        a for a in rt.run_argv(ContainerSpec(**{**SPEC.__dict__, "image": "vmdisk:/d", "network_mode": mode}))
+        if a.startswith("virtio-net-pci")
+    )  # fmt: skip
+    assert nic("ovs").endswith(",csum=off,guest_csum=off") and "csum" not in nic("bridge")
+    assert rt.capabilities.network_modes == {"bridge", "ovs"}  # no host network for a guest

@@ -73,7 +73,12 @@ def convert_image(rt, name: str, source_json: Path, log: Path) -> dict:
     # The base image it was built on (beside it), for runtimes that build infrastructure on it.
     base = source_json.parent / "base.json"
     source["base"] = json.loads(base.read_text()) if base.exists() else None
-    ref = f"interference/{name.lower().replace('+', '-')}:{source['inputs_hash'][:12]}"
+    # The runtime's own build inputs (a VM's init, nested's parent) are part of the name: a change
+    # of them makes a new image instead of reusing the one made with the old files.
+    digest = hashlib.sha256(source["inputs_hash"].encode())
+    for rel in rt.build_inputs:
+        digest.update((REPO_ROOT / rel).read_bytes())
+    ref = f"interference/{name.lower().replace('+', '-')}:{digest.hexdigest()[:12]}"
     reused = rt.image_id(ref) is not None
     image_id = rt.image_id(ref) if reused else rt.convert(source, ref, log)
     return {
