@@ -39,7 +39,7 @@ def test_runs_per_runtime():
 @pytest.mark.parametrize(
     ("runtimes", "part", "message"),
     [
-        (["lxc"], {}, "lxc has no network modes"),
+        (["apptainer"], {}, "apptainer has no network modes"),
         (["docker"], {"modes": ["macvlan"]}, "macvlan"),
         (["nested"], {"nested_modes": ["ovs+ovs"]}, "ovs\\+ovs"),
         (["vm"], {"modes": ["host"]}, "vm runs none of the modes"),

@@ -1,6 +1,6 @@
 """Paper 001's scaling, creation and network studies run for real on a tiny config, to the report:
 sysbench instances on bare metal, Docker and LXC; creation of containers and of nested
-parents with their child; iperf3 between the host and Docker containers, VMs and nested children
+parents with their child; iperf3 between the host and Docker and LXC containers, VMs and nested children
 on the host network, a Linux bridge and Open vSwitch; the paper's Tables I-III beside ours;
 nothing left behind."""
 
@@ -23,7 +23,7 @@ TINY = {
         "scaling": {"instances": [1, 2], "iterations": 2, "max_prime": 2000, "events": 200},
         "creation": {"runtimes": ["docker", "nested"], "entities": [2], "repetitions": 1},
         "network": {
-            "runtimes": ["host", "docker", "vm", "nested"],
+            "runtimes": ["host", "docker", "lxc", "vm", "nested"],
             "microservices": ["NS"],
             "nested_modes": ["ovs+bridge", "host+bridge"],
             "duration_s": 1,
@@ -34,6 +34,7 @@ TINY = {
 NETWORK_RUNS = {
     "host": ["to-host/host"],
     "docker": [f"{d}/{m}" for d in ("to-host", "from-host") for m in ("host", "bridge", "ovs")],
+    "lxc": [f"{d}/{m}" for d in ("to-host", "from-host") for m in ("host", "bridge", "ovs")],
     "vm": [f"{d}/{m}" for d in ("to-host", "from-host") for m in ("bridge", "ovs")],
     "nested": ["to-host/ovs+bridge", "to-host/host+bridge"],
 }

@@ -19,7 +19,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from interference.runtimes import ovs
+
 SUBNETS = ipaddress.ip_network("10.231.0.0/16")  # one /24 per network
+LOOPBACK = "127.0.0.1"  # an entity on the host's network
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -113,9 +116,28 @@ def bridges_left() -> list[str]:
 
 class BridgedNetworks:
     """The network methods of a runtime whose private networks are these bridges (LXC, VM): its
-    `bridges` attribute; removing a run's things removes its networks after its members."""
+    `bridges` attribute; removing a run's things removes its networks after its members. For
+    the network study's modes: a bridge of its own per entity ("bridge"), or an OVS port, the
+    entity's switch in its `attached` attribute ("ovs")."""
 
     bridges: Bridges
+    attached: dict  # entity name -> ovs.OvsSwitch
+
+    def own_bridge(self, name: str, labels: dict) -> tuple[str, int, str, str]:
+        """A bridge for `name` alone with the host on it and NAT: (address, prefix, bridge, gateway)."""
+        self.bridges.create(name, labels, gateway=True)
+        address, prefix, bridge = self.bridges.address_for(name, name)
+        return address, prefix, bridge, self.bridges.gateway(name)
+
+    def entity_address(self, name: str) -> str:
+        if name in self.attached:
+            return self.attached[name].address_of(name)
+        return self.bridges.address_of(name) if self.bridges.exists(name) else LOOPBACK
+
+    def host_address(self, name: str) -> str:
+        if name in self.attached:
+            return self.attached[name].gateway()
+        return self.bridges.gateway(name) if self.bridges.exists(name) else LOOPBACK
 
     def create_network(self, name: str, labels: dict) -> None:
         self.bridges.create(name, labels)
@@ -131,4 +153,4 @@ class BridgedNetworks:
         for network in self.bridges.labelled(label, value):
             self.bridges.remove(network)
             removed.append(f"network {network}")
-        return removed
+        return removed + ovs.remove_labelled(label, value)

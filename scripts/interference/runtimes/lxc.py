@@ -14,10 +14,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
-from interference.runtimes import cgroups, rootfs
-from interference.runtimes.base import LIMIT_KINDS, Capabilities, ContainerSpec, RuntimeUnavailable
+from interference.runtimes import cgroups, ovs, rootfs
+from interference.runtimes.base import (
+    LIMIT_KINDS,
+    NETWORK_MODES,
+    Capabilities,
+    ContainerSpec,
+    RuntimeUnavailable,
+)
 from interference.runtimes.bridges import BridgedNetworks, Bridges
 from interference.runtimes.local_processes import LocalProcessRuntime
 
@@ -49,6 +56,7 @@ class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime
         limits=frozenset(LIMIT_KINDS),
         image_format="root file system (exported from the Docker image), overlay per container",
         image_from="docker",
+        network_modes=frozenset(NETWORK_MODES),
     )
     options_schema = {
         "type": "object",
@@ -69,6 +77,7 @@ class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime
         self.rootfs_dir = Path(o["rootfs_dir"])
         self.lxcpath = self.state_dir / "lxc"
         self.bridges = Bridges(self.state_dir)
+        self.attached: dict[str, ovs.OvsSwitch] = {}  # containers on an OVS bridge
 
     # -- itself ----------------------------------------------------------------------------
     def check(self) -> None:
@@ -115,16 +124,22 @@ class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime
         mounts = [(str(Path(h).resolve()), c) for h, c in spec.binds]
         mounts += [(str(self._volume_dir(v)), c) for v, c in spec.volumes]
         lines += [f"lxc.mount.entry = {h} {c.lstrip('/')} none bind,create=dir 0 0" for h, c in mounts]
-        if spec.network:
-            address, prefix, bridge = self.bridges.address_for(spec.network, spec.name)
+        if spec.network or spec.network_mode == "bridge":
+            if spec.network_mode == "bridge":  # a bridge of its own, the host on it, NATed
+                address, prefix, bridge, gateway = self.own_bridge(spec.name, spec.labels)
+            else:
+                (address, prefix, bridge), gateway = self.bridges.address_for(spec.network, spec.name), None
             lines += [
                 "lxc.net.0.type = veth",
                 f"lxc.net.0.link = {bridge}",
                 "lxc.net.0.flags = up",
                 f"lxc.net.0.ipv4.address = {address}/{prefix}",
             ]
+            lines += [f"lxc.net.0.ipv4.gateway = {gateway}"] if gateway else []
+        elif spec.network_mode == "host":
+            lines.append("lxc.net.0.type = none")  # the host's network namespace
         else:
-            lines.append("lxc.net.0.type = empty")  # loopback only
+            lines.append("lxc.net.0.type = empty")  # loopback only (ovs: a veth comes after the start)
         lines += [f"{k} = {v}" for k, v in cgroup_keys(spec, cgroups.version())]
         return lines
 
@@ -146,7 +161,23 @@ class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime
         here = self.lxcpath / spec.name
         (here / "upper").mkdir(parents=True)
         (here / "config").write_text("\n".join(self._config_lines(spec)) + "\n")
-        self._launch(spec, {})
+        proc = self._launch(spec, {})
+        if spec.network_mode == "ovs":
+            switch = ovs.OvsSwitch(spec.labels[ovs.RUN_LABEL])
+            switch.attach_netns(spec.name, self._init_pid(spec.name, proc))
+            self.attached[spec.name] = switch
+
+    def _init_pid(self, name: str, proc) -> int:
+        """The container's init, once LXC has made it (its network namespace is the container's)."""
+        deadline = time.time() + 30
+        while time.time() < deadline and proc.poll() is None:
+            r = subprocess.run(
+                ["lxc-info", "-n", name, "-P", str(self.lxcpath), "-p", "-H"], capture_output=True, text=True
+            )
+            if r.stdout.strip().isdigit():
+                return int(r.stdout.strip())
+            time.sleep(0.05)
+        raise RuntimeError(f"LXC container {name} did not start: {self.logs(name)[-2000:]}")
 
     def remove(self, name: str) -> None:
         subprocess.run(

@@ -334,25 +334,12 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
             address, prefix = switch.attach_port(spec.name, tap)
             self.attached[spec.name] = switch
             return f"{address}/{prefix} {switch.gateway()}\n"
-        network = spec.network
-        if spec.network_mode == "bridge":  # a bridge of its own with the host on it, NATed
-            network = spec.name
-            self.bridges.create(network, spec.labels, gateway=True)
-        address, prefix, bridge = self.bridges.address_for(network, spec.name)
+        if spec.network_mode == "bridge":
+            address, prefix, bridge, gateway = self.own_bridge(spec.name, spec.labels)
+        else:
+            (address, prefix, bridge), gateway = self.bridges.address_for(spec.network, spec.name), None
         subprocess.run(["ip", "link", "set", tap, "master", bridge, "up"], check=True, capture_output=True)
-        gateway = self.bridges.gateway(network)
         return f"{address}/{prefix}" + (f" {gateway}" if gateway else "") + "\n"
-
-    def entity_address(self, name: str) -> str:
-        switch = self.attached.get(name)
-        return switch.address_of(name) if switch else self.bridges.address_of(name)
-
-    def host_address(self, name: str) -> str:
-        switch = self.attached.get(name)
-        return switch.gateway() if switch else self.bridges.gateway(name)
-
-    def remove_labelled(self, label: str, value: str) -> list[str]:
-        return super().remove_labelled(label, value) + ovs.remove_labelled(label, value)
 
     def start(self, spec: ContainerSpec) -> None:
         self._write_ctl(spec)

@@ -47,9 +47,9 @@ def ratio_panels(panels: dict[str, list[Ratio]], xlabel: str) -> Figure:
         ax.grid(True, axis="x", which="both", alpha=0.3)
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels(rows)
-        ax.invert_yaxis()
+    axes[0].invert_yaxis()  # the axes share y: once for all, first row on top
     colors = dict.fromkeys((r.row.split(":")[0], r.color) for rs in panels.values() for r in rs)
     handles = [Patch(color=c, label=name) for name, c in colors]
     handles.append(Line2D([], [], marker="D", ls="", color="#222222", mfc="white", label="paper 001"))
-    axes[-1].legend(handles=handles, loc="lower right", fontsize=8)
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8, frameon=False)
     return fig
