@@ -17,6 +17,7 @@ LIMIT_KINDS = ("cpuset", "cpus", "memory")
 # where it has one); "ovs" is an Open vSwitch bridge (runtimes/ovs.py). A nested runtime's
 # modes are PARENT+CHILD pairs, e.g. "ovs+bridge".
 NETWORK_MODES = ("host", "bridge", "ovs")
+LOOPBACK = "127.0.0.1"  # an entity on the host's network reaches it, and is reached, here
 
 
 class RuntimeUnavailable(RuntimeError):

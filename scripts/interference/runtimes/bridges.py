@@ -20,9 +20,9 @@ import subprocess
 from pathlib import Path
 
 from interference.runtimes import ovs
+from interference.runtimes.base import LOOPBACK
 
 SUBNETS = ipaddress.ip_network("10.231.0.0/16")  # one /24 per network
-LOOPBACK = "127.0.0.1"  # an entity on the host's network
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:

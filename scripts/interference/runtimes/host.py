@@ -19,6 +19,7 @@ from pathlib import Path
 from interference.runtimes import cgroups, rootfs
 from interference.runtimes.base import (
     LIMIT_KINDS,
+    LOOPBACK,
     Capabilities,
     ContainerSpec,
     RuntimeUnavailable,
@@ -122,7 +123,7 @@ class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
         self._forget(name)
 
     def entity_address(self, name: str) -> str:
-        return "127.0.0.1"
+        return LOOPBACK
 
     def host_address(self, name: str) -> str:
-        return "127.0.0.1"
+        return LOOPBACK

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from interference.runtimes.base import ContainerRuntime, ContainerSpec
+from interference.runtimes.base import LOOPBACK, ContainerRuntime, ContainerSpec
 
 
 class LocalProcessRuntime(ContainerRuntime):
@@ -79,4 +79,4 @@ class LocalProcessRuntime(ContainerRuntime):
         (self.state_dir / "volumes" / f"{name}.json").write_text(json.dumps({"labels": labels}))
 
     def address_of(self, name: str) -> str:
-        return "127.0.0.1"  # the host's network namespace
+        return LOOPBACK  # the host's network namespace

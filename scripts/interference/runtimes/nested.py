@@ -29,10 +29,10 @@ from pathlib import Path
 
 from interference import REPO_ROOT
 from interference.runtimes import cgroups, ovs
-from interference.runtimes.base import LIMIT_KINDS, NETWORK_MODES, Capabilities, RuntimeUnavailable
+from interference.runtimes.base import LIMIT_KINDS, LOOPBACK, NETWORK_MODES, Capabilities, RuntimeUnavailable
 from interference.runtimes.bridges import Bridges
 from interference.runtimes.docker import DockerRuntime
-from interference.runtimes.oci_cli import LOOPBACK, OciCliRuntime
+from interference.runtimes.oci_cli import OciCliRuntime
 
 PARENT_CONTEXT = REPO_ROOT / "containers" / "nested-parent"
 CGROUP_PARENT = "interference-nested"
@@ -283,20 +283,7 @@ class NestedRuntime(OciCliRuntime):
         so that it leaves the host's rules alone): children reach the host by the parent's address."""
         fmt = "{{(index .IPAM.Config 0).Subnet}}"
         subnet = self._cli("network", "inspect", "bridge", "--format", fmt).stdout.strip()
-        rule = [
-            "iptables",
-            "-t",
-            "nat",
-            "-A",
-            "POSTROUTING",
-            "-s",
-            subnet,
-            "!",
-            "-o",
-            "docker0",
-            "-j",
-            "MASQUERADE",
-        ]
+        rule = f"iptables -t nat -A POSTROUTING -s {subnet} ! -o docker0 -j MASQUERADE".split()
         self.outer._cli("exec", parent, *rule)
 
     # -- network modes: children reach the host; the host reaches no child (inside the parent) --

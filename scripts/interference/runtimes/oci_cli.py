@@ -11,9 +11,8 @@ import subprocess
 from pathlib import Path
 
 from interference.runtimes import ovs
-from interference.runtimes.base import ContainerRuntime, ContainerSpec, RuntimeUnavailable
+from interference.runtimes.base import LOOPBACK, ContainerRuntime, ContainerSpec, RuntimeUnavailable
 
-LOOPBACK = "127.0.0.1"
 # The engine's --network per network mode; "ovs": none, the veth is put in after the start.
 NETWORK_FLAG = {"host": "host", "bridge": "bridge", "ovs": "none"}
 
@@ -134,10 +133,11 @@ class OciCliRuntime(ContainerRuntime):
     def start(self, spec: ContainerSpec) -> None:
         self._cli(*self.run_argv(spec)[1 + len(self.global_args) :])
         if spec.network_mode:
-            self.attached[spec.name] = (self.own_mode(spec.network_mode), spec.labels[ovs.RUN_LABEL])
-        if self.attached.get(spec.name, ("",))[0] == "ovs":
-            pid = int(self._cli("inspect", "--format", "{{.State.Pid}}", spec.name).stdout)
-            ovs.OvsSwitch(spec.labels[ovs.RUN_LABEL]).attach_netns(spec.name, pid)
+            mode, run_id = self.own_mode(spec.network_mode), spec.labels[ovs.RUN_LABEL]
+            self.attached[spec.name] = (mode, run_id)
+            if mode == "ovs":
+                pid = int(self._cli("inspect", "--format", "{{.State.Pid}}", spec.name).stdout)
+                ovs.OvsSwitch(run_id).attach_netns(spec.name, pid)
 
     # -- network modes (the network study) --------------------------------------------------
     def own_mode(self, network_mode: str) -> str:

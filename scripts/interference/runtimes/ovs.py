@@ -124,9 +124,6 @@ class OvsSwitch:
     def gateway(self) -> str:
         return str(ipaddress.ip_network(self.state()["subnet"]).network_address + 1)
 
-    def version(self) -> str:
-        return _run("ovs-vswitchd", "--version").stdout.splitlines()[0]
-
     def _address_for(self, member: str, port: str) -> tuple[str, int]:
         state = self.state()
         net = ipaddress.ip_network(state["subnet"])
@@ -192,6 +189,10 @@ class OvsSwitch:
         self.file.unlink()
         removed.append(f"ovs bridge {self.bridge}")
         return removed
+
+
+def version() -> str:
+    return _run("ovs-vswitchd", "--version").stdout.splitlines()[0]
 
 
 def remove_labelled(label: str, value: str, state_dir: Path = STATE_DIR) -> list[str]:

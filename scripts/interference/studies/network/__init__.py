@@ -22,7 +22,14 @@ from pathlib import Path
 import pandas as pd
 
 from interference import parsers, runtimes
-from interference.loop import RELEASED_BY_FILE, loop_command, read_iterations, read_limits, write_start_file
+from interference.loop import (
+    RELEASED_BY_FILE,
+    RESULTS_IN_CONTAINER,
+    loop_command,
+    read_iterations,
+    read_limits,
+    write_start_file,
+)
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec, ovs
 from interference.runtimes.base import NETWORK_MODES
@@ -177,7 +184,7 @@ class NetworkStudy(Study):
         client_dir = run.outdir / "client"
         info = {"host_tools": host_side.versions(), "ovs": None}
         if "ovs" in s["mode"]:
-            info["ovs"] = ovs.OvsSwitch(run.run_id).version()
+            info["ovs"] = ovs.version()
         with host_side.Processes(run.outdir, deadline) as host:
             if s["direction"] == "to-host":
                 host.start_server(server_argv, "server")
@@ -187,13 +194,14 @@ class NetworkStudy(Study):
                 loop = loop_command(
                     ms.id, "client", 1, RELEASED_BY_FILE, "count", s["iterations"], s["iteration_timeout_s"]
                 )
-                wait = f"while [ ! -s /results/{SERVER_FILE} ]; do sleep 0.05; done; SERVER_HOST=$(cat /results/{SERVER_FILE})"
+                server_file = f"{RESULTS_IN_CONTAINER}/{SERVER_FILE}"
+                wait = f"while [ ! -s {server_file} ]; do sleep 0.05; done; SERVER_HOST=$(cat {server_file})"
                 spec = ContainerSpec(
                     name=run.name("client"),
                     image=run.images[ms.id]["id"],
                     command=["sh", "-c", f'{wait} exec "$@"', "client", *loop],
                     env=env,
-                    binds=[(str(run.outdir), "/results")],
+                    binds=[(str(run.outdir), RESULTS_IN_CONTAINER)],
                     labels=run.labels,
                     network_mode=s["mode"],
                 )
