@@ -221,7 +221,6 @@ class NetworkStudy(Study):
                 )
                 run.start(spec, "server")
                 address = run.runtime.entity_address(spec.name)
-                time.sleep(ms.server.get("ready_after_s", 1))
                 start_at = time.time()
                 host.client_loop(
                     ms, env | {"SERVER_HOST": address}, client_dir, s["iterations"], s["iteration_timeout_s"]

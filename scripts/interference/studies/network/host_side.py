@@ -59,9 +59,13 @@ class Processes:
             )
 
     def client_loop(self, ms, env: dict, outdir: Path, iterations: int, timeout_s: float) -> None:
-        """`iterations` runs of the microservice's run script, recorded as microservice-loop does."""
+        """`iterations` runs of the microservice's run script, recorded as microservice-loop does.
+        Each waits the server's declared ready time first: iperf3 serves one test at a time and
+        resets between tests, which a guest under TCG did not finish before the next client
+        came at once ("Connection refused")."""
         outdir.mkdir(parents=True, exist_ok=True)
         for i in range(1, iterations + 1):
+            time.sleep(ms.server.get("ready_after_s", 1))
             name = f"iter{i:04d}"
             t0 = time.time()
             with open(outdir / f"{name}.out", "w") as out, open(outdir / f"{name}.err", "w") as err:
