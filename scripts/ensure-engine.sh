@@ -3,8 +3,9 @@
 # (the base image when no registry is reachable), podman, lxc, and for the vm runtime qemu, a
 # Debian kernel with its modules, a static busybox and cpio (its initramfs), e2fsprogs (its disks);
 # for the network study Open vSwitch, ethtool, and iperf3 and sockperf on the host (its side of the
-# measurements). As root on Debian/Ubuntu it installs Debian's docker.io and starts dockerd when
-# needed, saying so; otherwise it says what to do.
+# measurements); for the ping-pong study ApacheBench and tinc on the host. As root on
+# Debian/Ubuntu it installs Debian's docker.io and starts dockerd when needed, saying so;
+# otherwise it says what to do.
 # With --browser it also installs Chromium (the report test opens the HTML in it).
 set -eu
 need_pkgs=""
@@ -25,6 +26,9 @@ command -v ovs-vswitchd >/dev/null 2>&1 || need_pkgs="$need_pkgs openvswitch-swi
 command -v ethtool >/dev/null 2>&1 || need_pkgs="$need_pkgs ethtool"
 command -v iperf3 >/dev/null 2>&1 || need_pkgs="$need_pkgs iperf3"
 command -v sockperf >/dev/null 2>&1 || need_pkgs="$need_pkgs sockperf"
+# The ping-pong study: ApacheBench on the host (the load generator) and tinc (its userspace overlay).
+command -v ab >/dev/null 2>&1 || need_pkgs="$need_pkgs apache2-utils"
+command -v tincd >/dev/null 2>&1 || need_pkgs="$need_pkgs tinc"
 if [ "${1:-}" = "--browser" ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
     command -v google-chrome >/dev/null 2>&1 || need_pkgs="$need_pkgs chromium"

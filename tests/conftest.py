@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from interference.runtimes import ovs
+from interference.studies.pingpong import fabric
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(__import__("sys").executable).parent / "snakemake")
@@ -74,7 +75,7 @@ def runtime_leftovers() -> list[str]:
     """What any runtime's run left: Podman's labelled containers, networks and volumes; bare metal's
     cgroups and mounts; LXC's and the VMs' commands, bridges and taps; nested children's cgroups;
     qemu processes; OVS switches, nested parents' bridges and the network study's host-side
-    servers. (Nested parents are Docker containers: leftover_containers finds them.)"""
+    servers; the ping-pong study's hosts and services. (Nested parents are Docker containers: leftover_containers finds them.)"""
     left = []
     if shutil.which("podman"):
         for kind in ("container", "network", "volume"):
@@ -102,4 +103,10 @@ def runtime_leftovers() -> list[str]:
         ["pgrep", "-a", "-f", "iperf3 --server|sockperf server"], capture_output=True, text=True
     )
     left += [f"process {line}" for line in servers.stdout.splitlines()]
+    # The ping-pong study: its hosts' namespaces, links and tinc daemons, and its services.
+    left += fabric.leftovers()
+    services = subprocess.run(
+        ["pgrep", "-a", "-f", "microservices/HP/pingpong"], capture_output=True, text=True
+    )
+    left += [f"process {line}" for line in services.stdout.splitlines()]
     return left

@@ -17,6 +17,9 @@ LIMIT_KINDS = ("cpuset", "cpus", "memory")
 # where it has one); "ovs" is an Open vSwitch bridge (runtimes/ovs.py). A nested runtime's
 # modes are PARENT+CHILD pairs, e.g. "ovs+bridge".
 NETWORK_MODES = ("host", "bridge", "ovs")
+# A further mode: the entity gets loopback only, and netns_pid() names a process in its network
+# namespace, which the study then wires itself (the pingpong study's simulated hosts).
+ISOLATED = "none"
 LOOPBACK = "127.0.0.1"  # an entity on the host's network reaches it, and is reached, here
 
 
@@ -71,6 +74,8 @@ class ContainerSpec:
     network: str | None = None
     # None: the private `network` (or the runtime's default); else one of network_modes.
     network_mode: str | None = None
+    # A named network namespace (`ip netns`) to run in: the bare-metal runtime only.
+    netns: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
 
     def limits(self) -> dict:
@@ -202,3 +207,7 @@ class ContainerRuntime(abc.ABC):
     def host_address(self, name: str) -> str:
         """The address at which `name`, started with a network_mode, reaches the host."""
         raise NotImplementedError(f"{self.name} has no network modes")
+
+    def netns_pid(self, name: str) -> int:
+        """A process in the network namespace of `name` (started with network_mode ISOLATED)."""
+        raise NotImplementedError(f"{self.name} hands out no network namespace")

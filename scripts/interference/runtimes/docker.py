@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from interference.runtimes.base import LIMIT_KINDS, NETWORK_MODES, Capabilities, RuntimeUnavailable
+from interference.runtimes.base import ISOLATED, LIMIT_KINDS, NETWORK_MODES, Capabilities, RuntimeUnavailable
 from interference.runtimes.oci_cli import OciCliRuntime
 
 HOW_TO_START = (
@@ -22,7 +22,7 @@ class DockerRuntime(OciCliRuntime):
         volumes=True,
         limits=frozenset(LIMIT_KINDS),
         image_format="docker image",
-        network_modes=frozenset(NETWORK_MODES),
+        network_modes=frozenset({*NETWORK_MODES, ISOLATED}),
     )
     # The classic builder: Debian's docker.io has no buildx plugin.
     build_env = {"DOCKER_BUILDKIT": "0"}

@@ -109,7 +109,8 @@ class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
         return "\n".join(lines)
 
     def run_argv(self, spec: ContainerSpec) -> list[str]:
-        return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", self._script(spec)]
+        argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", self._script(spec)]
+        return ["ip", "netns", "exec", spec.netns, *argv] if spec.netns else argv
 
     def start(self, spec: ContainerSpec) -> None:
         if spec.network or spec.network_mode not in (None, "host"):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from interference.runtimes import cgroups, ovs, rootfs
 from interference.runtimes.base import (
+    ISOLATED,
     LIMIT_KINDS,
     NETWORK_MODES,
     Capabilities,
@@ -56,7 +57,7 @@ class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime
         limits=frozenset(LIMIT_KINDS),
         image_format="root file system (exported from the Docker image), overlay per container",
         image_from="docker",
-        network_modes=frozenset(NETWORK_MODES),
+        network_modes=frozenset({*NETWORK_MODES, ISOLATED}),
     )
     options_schema = {
         "type": "object",
@@ -166,6 +167,9 @@ class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime
             switch = ovs.OvsSwitch(spec.labels[ovs.RUN_LABEL])
             switch.attach_netns(spec.name, self._init_pid(spec.name, proc))
             self.attached[spec.name] = switch
+
+    def netns_pid(self, name: str) -> int:
+        return self._init_pid(name, self.procs[name])
 
     def _init_pid(self, name: str, proc) -> int:
         """The container's init, once LXC has made it (its network namespace is the container's)."""

@@ -11,10 +11,16 @@ import subprocess
 from pathlib import Path
 
 from interference.runtimes import ovs
-from interference.runtimes.base import LOOPBACK, ContainerRuntime, ContainerSpec, RuntimeUnavailable
+from interference.runtimes.base import (
+    ISOLATED,
+    LOOPBACK,
+    ContainerRuntime,
+    ContainerSpec,
+    RuntimeUnavailable,
+)
 
 # The engine's --network per network mode; "ovs": none, the veth is put in after the start.
-NETWORK_FLAG = {"host": "host", "bridge": "bridge", "ovs": "none"}
+NETWORK_FLAG = {"host": "host", "bridge": "bridge", "ovs": "none", ISOLATED: "none"}
 
 
 class OciCliRuntime(ContainerRuntime):
@@ -136,8 +142,7 @@ class OciCliRuntime(ContainerRuntime):
             mode, run_id = self.own_mode(spec.network_mode), spec.labels[ovs.RUN_LABEL]
             self.attached[spec.name] = (mode, run_id)
             if mode == "ovs":
-                pid = int(self._cli("inspect", "--format", "{{.State.Pid}}", spec.name).stdout)
-                ovs.OvsSwitch(run_id).attach_netns(spec.name, pid)
+                ovs.OvsSwitch(run_id).attach_netns(spec.name, self.netns_pid(spec.name))
 
     # -- network modes (the network study) --------------------------------------------------
     def own_mode(self, network_mode: str) -> str:
@@ -160,6 +165,9 @@ class OciCliRuntime(ContainerRuntime):
         if mode == "ovs":
             return ovs.OvsSwitch(run_id).gateway()
         return LOOPBACK if mode == "host" else self._bridge_addresses(name)[1]
+
+    def netns_pid(self, name: str) -> int:
+        return int(self._cli("inspect", "--format", "{{.State.Pid}}", name).stdout)
 
     def wait(self, name: str, timeout_s: float) -> int | None:
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import resource
 
-from interference.runtimes.base import LIMIT_KINDS, NETWORK_MODES, Capabilities
+from interference.runtimes.base import ISOLATED, LIMIT_KINDS, NETWORK_MODES, Capabilities
 from interference.runtimes.oci_cli import OciCliRuntime
 
 PODMAN_NPROC = 32768
@@ -29,7 +29,7 @@ class PodmanRuntime(OciCliRuntime):
         volumes=True,
         limits=frozenset(LIMIT_KINDS),
         image_format="podman image",
-        network_modes=frozenset(NETWORK_MODES),
+        network_modes=frozenset({*NETWORK_MODES, ISOLATED}),
     )
     options_schema = {
         "type": "object",

@@ -1,0 +1,116 @@
+"""Statistics of the ping-pong study: the descriptive statistics per runtime, layer, message size
+and metric (summary, with the %RSD of paper 003's Table I as cv); the transfer rate of each
+layer relative to another at each message size (relative: the paper's Figure 3a against the
+reference, 3b overlay against container and encryption against its unencrypted overlay), with a
+bootstrap CI resampling both; and Table I, the min, mean and max %RSD over message sizes (rsd)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from interference.descriptive import describe, prepare, valid
+from interference.studies.pairs.statistics import bootstrap_ci
+
+SAMPLE_COLUMNS = [
+    "host", "runtime", "layer", "message_bytes", "repetition", "iteration",
+    "metric", "value", "unit", "higher_is_better", "start", "end", "status",
+]  # fmt: skip
+GROUP = ["host", "runtime", "layer", "message_bytes", "metric"]
+RATE = "transfer_rate"
+BARE_METAL = "host"  # the runtime of the loopback and reference layers
+# (layer, relative to layer, figure): every layer against the reference (paper's Fig. 3a), the
+# overlay's own cost over containers and encryption's over the same overlay unencrypted (3b).
+COMPARISONS = (
+    ("container", "reference", "3a"),
+    ("overlay", "reference", "3a"),
+    ("overlay-userspace", "reference", "3a"),
+    ("encrypted", "reference", "3a"),
+    ("reference", "loopback", "ceiling"),
+    ("overlay", "container", "3b"),
+    ("overlay-userspace", "container", "3b"),
+    ("encrypted", "overlay-userspace", "3b"),
+)
+N_RESAMPLES = 2000
+SEED = 1
+
+
+def read(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+
+
+def _sorted(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    return df.sort_values(by, key=lambda c: c.astype(int) if c.name == "message_bytes" else c).reset_index(
+        drop=True
+    )
+
+
+def summary(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
+    return _sorted(describe(read(inputs["samples"]), GROUP), GROUP)
+
+
+def _ratio(x, base, axis=-1):
+    return np.mean(x, axis=axis) / np.mean(base, axis=axis)
+
+
+def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
+    df = valid(prepare(read(inputs["samples"]), GROUP))
+    df = df[df["metric"] == RATE]
+    cols = ["host", "runtime", "layer", "baseline_runtime", "baseline", "figure", "message_bytes", "n",
+            "mean", "baseline_mean", "ratio", "ci_low", "ci_high", "ci_method", "note"]  # fmt: skip
+    rows = []
+    for host, h in df.groupby("host"):
+        container_runtimes = sorted(set(h["runtime"]) - {BARE_METAL}) or [BARE_METAL]
+        for rt in container_runtimes:
+            for layer, over, figure in COMPARISONS:
+                rt_of = {x: BARE_METAL if x in ("loopback", "reference") else rt for x in (layer, over)}
+                a = h[(h["runtime"] == rt_of[layer]) & (h["layer"] == layer)]
+                b = h[(h["runtime"] == rt_of[over]) & (h["layer"] == over)]
+                for m in sorted(set(a["message_bytes"]) & set(b["message_bytes"]), key=int):
+                    x = a[a["message_bytes"] == m]["value"].to_numpy()
+                    base = b[b["message_bytes"] == m]["value"].to_numpy()
+                    low, high, method, note = (
+                        bootstrap_ci(x, base, _ratio, N_RESAMPLES, SEED, (host, rt, layer, over, m))
+                        if len(x) >= 2 and len(base) >= 2
+                        else (np.nan, np.nan, "", "fewer than 2 samples: no CI")
+                    )
+                    rows.append(
+                        {
+                            "host": host, "runtime": rt_of[layer], "layer": layer,
+                            "baseline_runtime": rt_of[over], "baseline": over, "figure": figure,
+                            "message_bytes": m, "n": len(x), "mean": x.mean(), "baseline_mean": base.mean(),
+                            "ratio": x.mean() / base.mean(), "ci_low": low, "ci_high": high,
+                            "ci_method": method, "note": note,
+                        }
+                    )  # fmt: skip
+    # A bare-metal comparison comes once per container runtime: kept once.
+    out = pd.DataFrame(rows, columns=cols).drop_duplicates(
+        ["host", "runtime", "layer", "baseline", "message_bytes"]
+    )
+    return _sorted(out, ["host", "figure", "runtime", "layer", "baseline", "message_bytes"])
+
+
+def rsd(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
+    """Paper 003's Table I: per runtime and layer, the %RSD of the transfer rate (100 × SD / mean
+    over a message size's tests), its min, mean and max over the message sizes, and the data moved."""
+    s = summary(inputs, jobs)
+    s = s[(s["metric"] == RATE)].copy()
+    s["rsd_percent"] = 100 * s["cv"].astype(float)
+    samples = valid(prepare(read(inputs["samples"]), GROUP))
+    rate = samples[samples["metric"] == RATE].copy()
+    # KiB/s × the test's seconds: the data one test moved, in GB.
+    rate["gb"] = rate["value"] * (rate["end"].astype(float) - rate["start"].astype(float)) * 1024 / 1e9
+    moved = rate.groupby(["host", "runtime", "layer"])["gb"].sum()
+    rows = []
+    for (host, rt, layer), g in s.groupby(["host", "runtime", "layer"]):
+        v = g["rsd_percent"].dropna()
+        rows.append(
+            {
+                "host": host, "runtime": rt, "layer": layer, "sizes": len(g), "min_rsd": v.min(),
+                "avg_rsd": v.mean(), "max_rsd": v.max(), "data_gb": moved.get((host, rt, layer), np.nan),
+            }
+        )  # fmt: skip
+    cols = ["host", "runtime", "layer", "sizes", "min_rsd", "avg_rsd", "max_rsd", "data_gb"]
+    return pd.DataFrame(rows, columns=cols).sort_values(["host", "runtime", "layer"]).reset_index(drop=True)
