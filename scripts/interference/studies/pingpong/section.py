@@ -5,8 +5,6 @@ headroom); and generated verdicts on the paper's findings."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
 from interference.report.figures.by_size import Panel, Series, size_panels
