@@ -214,13 +214,22 @@ def test_vm_is_refused_with_what_is_missing(monkeypatch):
         VmRuntime(kernel="/nonexistent/vmlinuz-1").check()
 
 
-@pytest.mark.parametrize(("mode", "flag"), [("host", "host"), ("bridge", "bridge"), ("ovs", "none")])
+@pytest.mark.parametrize(
+    ("mode", "flag"), [("host", "host"), ("bridge", "bridge"), ("ovs", "none"), ("none", "none")]
+)
 def test_network_modes_of_docker_and_podman(mode, flag):
     spec = ContainerSpec(**{**SPEC.__dict__, "network_mode": mode})
     for rt in (DockerRuntime(), PodmanRuntime()):
         argv = rt.run_argv(spec)
         assert argv[argv.index("--network") + 1] == flag  # ovs: the veth is put in after the start
         assert mode in rt.capabilities.network_modes
+
+
+def test_bare_metal_runs_in_a_named_network_namespace(tmp_path):
+    rt = HostRuntime(rootfs_dir=str(tmp_path), state_dir=str(tmp_path))
+    spec = ContainerSpec(**{**SPEC.__dict__, "image": "rootfs:/r", "netns": "ppa-1"})
+    assert rt.run_argv(spec)[:5] == ["ip", "netns", "exec", "ppa-1", "unshare"]
+    assert rt.run_argv(ContainerSpec(**{**SPEC.__dict__, "image": "rootfs:/r"}))[0] == "unshare"
 
 
 def test_nested_children_take_the_child_part_of_the_mode():

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 
 @dataclass
@@ -31,7 +32,7 @@ class Panel:
     published: list[tuple[float, float, str]] = field(default_factory=list)  # (size, value, color)
 
 
-def size_panels(panels: list[Panel], xlabel: str = "message size m (bytes)") -> Figure:
+def size_panels(panels: list[Panel], published_label: str, xlabel: str = "message size m (bytes)") -> Figure:
     fig = Figure(figsize=(4.2 * len(panels), 3.9), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False).ravel()
     for ax, p in zip(axes, panels):
@@ -56,5 +57,10 @@ def size_panels(panels: list[Panel], xlabel: str = "message size m (bytes)") -> 
         ax.set_xlabel(xlabel)
         ax.set_ylabel(p.ylabel)
         ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=7.5, frameon=False, loc="best")
+        handles, _ = ax.get_legend_handles_labels()
+        if p.published:
+            handles.append(
+                Line2D([], [], marker="D", ls="", color="#222222", mfc="white", label=published_label)
+            )
+        ax.legend(handles=handles, fontsize=7.5, frameon=False, loc="best")
     return fig

@@ -149,6 +149,13 @@ class PingPongStudy(Study):
         keys = ("message_sizes", "duration_s", "concurrency", "iterations")
         return {"layer": key, **{k: cfg[k] for k in keys}}
 
+    def code(self, step):
+        here = Path(__file__).parent
+        return {
+            "statistics": [here / "statistics.py"],
+            "report": [here / "section.qmd", here / "section.py", here / "published.py"],
+        }.get(step, [here / "__init__.py"])  # parse(): a change of the hosts or the load reruns no parsing
+
     # -- one run ---------------------------------------------------------------------------
     def _service(self, run, role: str, argv: list[str], netns: str | None) -> ContainerSpec:
         bare = run.settings["runtime"] == "host"

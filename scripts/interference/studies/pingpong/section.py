@@ -101,7 +101,7 @@ class PingPong:
                     points += [(m, pub[1], COLORS[layer]) for m in large[-1:]]
             if series:
                 panels.append(Panel(title, "ratio of transfer rates", series, ratio=True, published=points))
-        fig = size_panels(panels)
+        fig = size_panels(panels, "paper 003 (its text)")
         return [
             self.doc.figure(
                 fig,
