@@ -22,8 +22,8 @@ def bytes_h(m) -> str:
     m = int(m)
     for unit, scale in (("MB", 10**6), ("kB", 10**3)):
         if m >= scale:
-            return f"{m / scale:g} {unit}"
-    return f"{m} B"
+            return f"{m / scale:g}\u00a0{unit}"
+    return f"{m}\u00a0B"
 
 
 class PingPong:
@@ -139,24 +139,31 @@ class PingPong:
     def ratio_table(self) -> list[Block]:
         if self.rel.empty:
             return []
+        sizes = sorted(set(self.rel["message_bytes"]))
         cells = []
-        for r in self.rel.itertuples(index=False):
-            ci = f" [{num(r.ci_low, 2)}, {num(r.ci_high, 2)}]" if is_num(r.ci_low) else ""
-            pub = published.FINDINGS.get((r.layer, r.baseline))
-            paper = (
-                "–"
-                if pub is None
-                else num(pub[0] if r.message_bytes < published.SMALL_LARGE_SPLIT else pub[1], 2)
-            )
-            cells.append([f"{r.layer} / {r.baseline}", r.runtime, bytes_h(r.message_bytes),
-                          f"{num(r.ratio, 2)}{ci}", paper])  # fmt: skip
+        for (fig_id, layer, base, rt), g in self.rel.groupby(
+            ["figure", "layer", "baseline", "runtime"], sort=False
+        ):
+            by_size = {r.message_bytes: r for r in g.itertuples(index=False)}
+            line = [f"{layer} / {base} ({rt})"]
+            for m in sizes:
+                r = by_size.get(m)
+                ci = (
+                    f" [{num(r.ci_low, 2)}, {num(r.ci_high, 2)}]"
+                    if r is not None and is_num(r.ci_low)
+                    else ""
+                )
+                line.append(f"{num(r.ratio, 2)}{ci}" if r is not None else "–")
+            pub = published.FINDINGS.get((layer, base))
+            cells.append([*line, f"{num(pub[0], 2)} / {num(pub[1], 2)}" if pub else "–"])
         return [
             self.doc.table(
-                ["Ratio", "Runtime", "m", "Ours [95 % CI]", "Paper"],
+                ["Ratio (runtime)", *(bytes_h(m) for m in sizes), "Paper"],
                 cells,
-                "Transfer rates relative to another layer at the same m (results/stats/pingpong/relative.tsv); "
-                "the paper's value as its text states it for small (< 100 kB) or large messages.",
-                numeric_from=3,
+                "Transfer rates relative to another layer at the same m, with 95 % bootstrap CIs "
+                "(results/stats/pingpong/relative.tsv); the paper's values as its text states them for small "
+                "(< 100 kB) / large messages.",
+                numeric_from=1,
             )
         ]
 
@@ -199,23 +206,23 @@ class PingPong:
         ]
 
     def headroom_table(self) -> list[Block]:
-        cpu = {k: self._series(f"{k}_cpu") for k in ("ping", "pong", "ab")}
-        if not cpu["ping"]:
+        cpu = {k: self.sum[self.sum["metric"] == f"{k}_cpu"] for k in ("ping", "pong", "ab")}
+        if cpu["ping"].empty:
             return []
-        cells = []
-        for rt, layer in self._ordered(cpu["ping"]):
-            g = {k: cpu[k].get((rt, layer)) for k in cpu}
-            for m in sorted(g["ping"]["message_bytes"]):
-                vals = [g[k][g[k]["message_bytes"] == m]["mean"] for k in cpu if g[k] is not None]
-                cells.append([layer, rt, bytes_h(m), *(num(v.iloc[0], 2) if len(v) else "–" for v in vals)])
+        peak = {k: d.groupby(["runtime", "layer"])["mean"].max() for k, d in cpu.items()}
+        cells = [
+            [layer, rt, *(num(peak[k].get((rt, layer)), 2) for k in cpu)]
+            for rt, layer in self._ordered(peak["ping"].index)
+        ]
         return [
             self.doc.table(
-                ["Layer", "Runtime", "m", "ping (cores)", "pong (cores)", "ab (cores)"],
+                ["Layer", "Runtime", "ping (cores)", "pong (cores)", "ab (cores)"],
                 cells,
-                "CPU time each process used during a test over the test's length (mean of the tests): "
-                "below 1 core the service had headroom; each serves one connection on one thread, so 1 core is "
-                "its limit.",
-                numeric_from=3,
+                "The services' headroom: CPU time each process used during a test over the test's length, the "
+                "largest mean over the message sizes (results/stats/pingpong/summary.tsv, metrics *_cpu). Each "
+                "serves a connection on one thread, so 1 core is its limit: below it, it was waiting for the "
+                "network, not computing.",
+                numeric_from=2,
             )
         ]
 
