@@ -12,7 +12,7 @@ from interference import parsers
 from interference.microservices import registry
 
 FIXTURES = REPO / "tests" / "fixtures"
-IDS = ("L", "S", "B", "NS", "NR", "Y", "P")
+IDS = ("L", "S", "B", "NS", "NR", "Y", "P", "HP")
 
 # (id, fixture) -> the metrics it must give
 GOOD = {
@@ -35,6 +35,7 @@ GOOD = {
     ("Y", "ok"): {"computation_time": 0.046178, "total_time": 0.049119},
     ("Y", "ok_1m"): {"computation_time": 0.640557, "total_time": 0.663918},
     ("P", "ok"): {"execution_time": 0.0107},
+    ("HP", "ok"): {"transfer_rate": 2632.85, "requests": 13215.85, "time_per_request": 0.076},
 }
 
 ALL_PLUS = "bonnie++ reported +++++ for block_output, block_input, block_rewrite, random_seeks"
@@ -75,6 +76,10 @@ BAD = {
     ("Y", "short_digits_edited"): "pi wrote 99998 of 100000 digits",
     ("Y", "garbled_edited"): "garbled output",
     ("Y", "truncated_cut"): "truncated output",
+    ("HP", "no_server"): "ab error: apr_socket_recv: Connection refused (111)",
+    ("HP", "failed_edited"): "3 failed and 0 non-2xx of 13216 requests",
+    ("HP", "truncated_cut"): "truncated output",
+    ("HP", "empty"): "empty output",
 }
 
 

@@ -83,6 +83,10 @@ Requests per second:    9000.00 [#/sec] (mean)
 Time per request:       0.111 [ms] (mean)
 Time per request:       0.111 [ms] (mean, across all concurrent requests)
 Transfer rate:          1757.81 [Kbytes/sec] received
+
+Percentage of the requests served within a certain time (ms)
+  50%      0
+ 100%      3 (longest request)
 """
 
 
@@ -91,7 +95,7 @@ def test_ab_parser():
     assert parse(AB_OUTPUT, "") == {"transfer_rate": 1757.81, "requests": 9000.0, "time_per_request": 0.111}
     with pytest.raises(parsers.ParseError, match="3 failed and 0 non-2xx of 9000"):
         parse(AB_OUTPUT.replace("Failed requests:        0", "Failed requests:        3"), "")
-    with pytest.raises(parsers.ParseError, match="empty output: apr_socket_recv"):
+    with pytest.raises(parsers.ParseError, match="ab error: apr_socket_recv"):
         parse("", "apr_socket_recv: Connection refused (111)\n")
     with pytest.raises(parsers.ParseError, match="truncated"):
         parse(AB_OUTPUT.split("Requests per second")[0], "")

@@ -19,17 +19,19 @@ def _count(pattern: str, stdout: str) -> int | None:
 
 
 def parse(stdout: str, stderr: str) -> dict[str, float]:
-    if not stdout.strip():
-        raise ParseError(f"empty output{': ' + stderr.strip().splitlines()[-1] if stderr.strip() else ''}")
     complete = _count(r"^Complete requests:\s+(\d+)", stdout)
-    if complete is None:
-        raise ParseError("truncated output")
+    if complete is None:  # ab stopped before its report: its own error is stderr's last line
+        if stderr.strip():
+            raise ParseError(f"ab error: {stderr.strip().splitlines()[-1]}")
+        raise ParseError("truncated output" if stdout.strip() else "empty output")
     if complete == 0:
         raise ParseError("no request completed")
     failed = _count(r"^Failed requests:\s+(\d+)", stdout) or 0
     non2xx = _count(r"^Non-2xx responses:\s+(\d+)", stdout) or 0
     if failed or non2xx:
         raise ParseError(f"{failed} failed and {non2xx} non-2xx of {complete} requests")
+    if not re.search(r"^ *100% +\d+ \(longest request\)$", stdout, re.M):
+        raise ParseError("truncated output")  # ab's report ends with its percentile table
     values = {}
     for name, pattern in FIELDS.items():
         m = re.search(pattern, stdout, re.M)
