@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from interference.runtimes import ovs
 from interference.studies.pingpong import fabric
@@ -69,6 +70,19 @@ def run_settings(case: str, pair: str, limits: dict, sizes: dict, **extra) -> di
         "sizes": sizes,
     }
     return {**base, **extra}
+
+
+def run_report(workdir: Path, config: dict, timeout: float = 1800) -> None:
+    """The pipeline to report/paper.html in `workdir` on `config` (written there as tiny.yaml)."""
+    (workdir / "tiny.yaml").write_text(yaml.safe_dump(config))
+    r = subprocess.run(
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), "--cores", "2", "report/paper.html"]
+        + ["--configfile", str(workdir / "tiny.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
 
 def runtime_leftovers() -> list[str]:

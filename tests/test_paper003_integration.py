@@ -5,14 +5,12 @@ test a transfer rate, the ratios of the paper's Figure 3 and Table I beside the 
 services' CPU use recorded; nothing left behind."""
 
 import json
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
-from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, runtime_leftovers
+from conftest import leftover_containers, requires_engine, run_report, runtime_leftovers
 
 pytestmark = [pytest.mark.integration, requires_engine]
 
@@ -31,15 +29,7 @@ RUNS = {
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
     wd = tmp_path_factory.mktemp("paper003")
-    (wd / "tiny.yaml").write_text(yaml.safe_dump(TINY))
-    r = subprocess.run(
-        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(wd), "--cores", "2", "report/paper.html"]
-        + ["--configfile", str(wd / "tiny.yaml")],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    run_report(wd, TINY)
     return wd
 
 
