@@ -3,6 +3,7 @@
 # everything particular to a runtime from its adapter (scripts/interference/runtimes/).
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -18,7 +19,7 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _prefix += f"export PATH={os.path.dirname(sys.executable)}:$PATH; "
 shell.prefix(_prefix)
 
-from interference import runtimes, studies
+from interference import runtimes, slurm, studies, transfer
 from interference.config import ConfigError, read_yaml, validate
 from interference.microservices import registry
 
@@ -78,12 +79,22 @@ def all_run_metas():
 
 
 def parsed_runs(wildcards):
-    return [
+    """This host's runs of the study, and those imported from other hosts (transfer.py)."""
+    own = [
         PARSED_PATH.format(
             host=HOST, runtime=rt, study=wildcards.study, key=r.key, rep=r.repetition
         )
         for rt, r in study_runs(wildcards.study)
     ]
+    imported = [
+        PARSED_PATH.format(
+            host=h,
+            rep=r["repetition"],
+            **{k: r[k] for k in ("runtime", "study", "key")},
+        )
+        for h, r in transfer.imported_runs(Path("results"), wildcards.study)
+    ]
+    return own + imported
 
 
 def image_json(runtime, image):
@@ -198,6 +209,17 @@ def runtimes_to_check():
             if not os.path.exists(meta):
                 todo.add(rt)
     return sorted(todo)
+
+
+def check_slurm():
+    """Under the Slurm executor: a controller answers and this host is a node (before any job)."""
+    plugin = workflow.executor_plugin
+    if plugin is None or plugin.name != "slurm" or not runtimes_to_check():
+        return
+    try:
+        slurm.check_node(HOST)
+    except slurm.SlurmUnavailable as error:
+        raise WorkflowError(f"Nothing was built or run: {error}.") from None
 
 
 def check_runtimes():

@@ -11,10 +11,15 @@ rule run:
         meta=RUN_META,
     log:
         "results/logs/run/{host}/{runtime}/{study}/{key}/rep{rep}.log",
+    # Only this config's host is run here; other hosts' runs are imported (transfer.py).
+    wildcard_constraints:
+        host=re.escape(HOST),
     conda:
         "../envs/runner.yaml"
     resources:
         measurement=1,
+        # Under Slurm: the node its host names, alone (ignored when run locally).
+        slurm_extra=lambda wildcards: f"--nodelist={wildcards.host} --exclusive",
     params:
         settings=run_settings,
     shell:

@@ -34,6 +34,15 @@ class PingPong:
         self.sum = doc.stats.table("pingpong", "summary", numeric="auto")
         self.rel = doc.stats.table("pingpong", "relative", numeric="auto")
         self.rsd = doc.stats.table("pingpong", "rsd", numeric="auto")
+        if not self.sum.empty and self.sum["host"].nunique() > 1:
+            # Several hosts (results imported from another machine): each row names its host.
+            for d, cols in (
+                (self.sum, ["runtime"]),
+                (self.rel, ["runtime", "baseline_runtime"]),
+                (self.rsd, ["runtime"]),
+            ):
+                for c in cols:
+                    d[c] = d["host"].astype(str) + "/" + d[c].astype(str)
 
     def _series(self, metric: str):
         """(runtime, layer) -> the summary rows of one metric, by message size."""
@@ -171,20 +180,18 @@ class PingPong:
     def rsd_table(self) -> list[Block]:
         if self.rsd.empty:
             return []
-        by_layer = {r.layer: r for r in self.rsd.itertuples(index=False)}
         cells = []
+        ours = lambda r: [r.layer, num(r.data_gb, 1), num(r.min_rsd, 1), num(r.avg_rsd, 1), num(r.max_rsd, 1)]  # noqa: E731
         for name, (gb, lo, avg, hi) in published.TABLE_I.items():
-            r = by_layer.get(published.TABLE_I_LAYER.get(name, ""))
-            ours = (
-                [num(r.data_gb, 1), num(r.min_rsd, 1), num(r.avg_rsd, 1), num(r.max_rsd, 1)]
-                if r
-                else ["–"] * 4
-            )
-            cells.append([name, r.layer if r else "–", *ours, f"{gb}", num(lo, 1), num(avg, 1), num(hi, 1)])
+            rows = [
+                r for r in self.rsd.itertuples(index=False) if r.layer == published.TABLE_I_LAYER.get(name)
+            ]
+            for r in rows or [None]:
+                mine = [f"{r.layer} ({r.runtime})", *ours(r)[1:]] if r else ["–"] * 5
+                cells.append([name, *mine, f"{gb}", num(lo, 1), num(avg, 1), num(hi, 1)])
         for r in self.rsd.itertuples(index=False):
             if r.layer not in published.TABLE_I_LAYER.values():
-                cells.append(["–", r.layer, num(r.data_gb, 1), num(r.min_rsd, 1), num(r.avg_rsd, 1),
-                              num(r.max_rsd, 1), "–", "–", "–", "–"])  # fmt: skip
+                cells.append(["–", f"{r.layer} ({r.runtime})", *ours(r)[1:], "–", "–", "–", "–"])
         return [
             self.doc.table(
                 [
