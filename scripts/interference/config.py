@@ -95,6 +95,21 @@ def validate(config: dict, source: str = "config") -> dict:
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, not {type(config).__name__}.")
     _check(config, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
+    if config["host"] is None:
+        config["host"] = socket.gethostname().split(".")[0]
+    # Per-host protocol (paper 004: smaller sizes on the Pi): this host's overrides, merged into
+    # its studies; every other host's are checked as that host would read them.
+    per_host = config.pop("hosts")
+    for host in per_host:
+        if host != config["host"]:
+            validate(config | {"host": host, "hosts": {host: per_host[host]}}, f"{source} (as host {host})")
+    for name, part in per_host.get(config["host"], {}).get("studies", {}).items():
+        if name not in config["studies"]:
+            raise ConfigError(
+                f"{source} is invalid, {NOTHING_RAN}: hosts.{config['host']}.studies.{name} overrides a "
+                f"study the config does not run ({', '.join(config['studies'])})."
+            )
+        config["studies"][name] = _merged(config["studies"][name], part)
 
     for rt in list(config["runtime_options"]):
         _check_runtime(config, rt, f"runtime_options.{rt}", source)
@@ -123,9 +138,15 @@ def validate(config: dict, source: str = "config") -> dict:
                     f"which the runtime {rt!r} does not have. Remove {rt!r} from studies.{name}.runtimes "
                     f"(or from runtimes), or change the study so it does not need it."
                 )
-    if config["host"] is None:
-        config["host"] = socket.gethostname().split(".")[0]
     return config
+
+
+def _merged(base: dict, override: dict) -> dict:
+    """base with override's keys replaced, mappings merged key by key."""
+    out = dict(base)
+    for k, v in override.items():
+        out[k] = _merged(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return out
 
 
 def read_yaml(path: str | Path):
