@@ -18,6 +18,7 @@ from interference.studies.base import RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import (
     cases,
     execute,
+    host_comparison,
     parse,
     published,
     runs,
@@ -54,6 +55,9 @@ class PairsStudy(Study):
         "posthoc": Table(_samples_table(lambda s, jobs: significance.posthoc(s, jobs)), threads=2),
         "runtimes": Table(_samples_table(lambda s, jobs: runtime_ratios.runtime_ratios(s))),
         "published": Table(published.comparison, needs=("summary", "interference"), files=published.FILES),
+        # Two or more hosts (results imported from another machine); empty with one.
+        "hosts": Table(_samples_table(lambda s, jobs: host_comparison.host_ratios(s))),
+        "host_anova": Table(_samples_table(lambda s, jobs: host_comparison.host_anova(s))),
     }
 
     def config_schema(self) -> dict:
@@ -170,7 +174,11 @@ class PairsStudy(Study):
             return sorted((HERE / "section").rglob("*.py")) + [HERE / "section.qmd"]
         # published.py reads the statistics tables with the report's loader.
         return [
-            *(HERE / f for f in ("statistics.py", "significance.py", "runtime_ratios.py", "published.py")),
+            *(
+                HERE / f
+                for f in ("statistics.py", "significance.py", "runtime_ratios.py", "host_comparison.py")
+            ),
+            HERE / "published.py",
             package / "descriptive.py",
             package / "report" / "load.py",
         ]

@@ -1,0 +1,69 @@
+"""Hosts side by side (paper 004's fog vs edge): with results of two or more hosts (one imported
+with interference.transfer), each case's performance on every host relative to the reference
+host, per runtime, microservice, partner and metric, with bootstrap CIs (results/stats/pairs/
+hosts.tsv), and the host × case analysis of variance (host_anova.tsv)."""
+
+from __future__ import annotations
+
+from interference.report.blocks import Block, md
+from interference.report.figures import PALETTE
+from interference.report.figures.runtimes import Relative, runtimes_figure
+from interference.report.format import and_list, esc, is_num, num, p_str
+from interference.studies.pairs.host_comparison import HOST_COLUMNS
+
+HOST_NUMERIC = [c for c in HOST_COLUMNS if c in {"n", "mean", "reference_n", "reference_mean", "relative",
+                                                 "relative_ci_low", "relative_ci_high"}]  # fmt: skip
+ANOVA_NUMERIC = ["df", "sum_sq", "F", "p"]
+
+
+class Hosts:
+    def hosts_blocks(self) -> list[Block]:
+        st = self.doc.stats
+        ratios = st.table("pairs", "hosts", HOST_NUMERIC)
+        if ratios.empty or not len(ratios.columns):
+            hosts = sorted(set(self.summary["host"]))
+            return [md(f"These results hold one host ({esc(and_list(hosts))}); import another machine's results "
+                       "(README, *Several hosts*) to compare hosts here.")]  # fmt: skip
+        anova = st.table("pairs", "host_anova", ANOVA_NUMERIC)
+        ref = ratios["reference_host"].iloc[0]
+        others = sorted(set(ratios["host"]))
+        blocks = [
+            md(f"Results of {esc(and_list([ref, *others]))}. Each case's mean on {esc(and_list(others))} relative to "
+               f"the same case on {esc(ref)} (above 1: better on that host, whatever the metric's direction), and "
+               "per runtime, microservice and metric an analysis of variance of log(value) with host and case as "
+               "factors: a significant host:case term means the placement cases cost differently on the hosts.")
+        ]  # fmt: skip
+        colors = dict(zip(others, PALETTE))
+        for runtime, d in ratios.groupby("runtime", sort=True):
+            points = [
+                Relative(f"{r.target}{'' if r.partner in ('', 'NA') else f'(+{r.partner})'} case {r.case} "
+                         f"{r.metric.replace('_', ' ')}", r.host, r.relative,
+                         r.relative_ci_low if is_num(r.relative_ci_low) else float("nan"),
+                         r.relative_ci_high if is_num(r.relative_ci_high) else float("nan"))
+                for r in d.itertuples(index=False) if is_num(r.relative)
+            ]  # fmt: skip
+            if points:
+                blocks.append(
+                    self.figure(
+                        runtimes_figure(points, colors, ref),
+                        f"{esc(runtime)}: each case on {esc(and_list(others))} relative to {esc(ref)} per "
+                        "microservice (partner), case and metric; whiskers: 95 % bootstrap interval.",
+                        alt=f"Bar chart of performance relative to {ref} per case and microservice",
+                    )
+                )
+        rows = [
+            [a.runtime, a.target, a.metric.replace("_", " "), a.term, num(a.df, 0), num(a.F, 2), p_str(a.p)]
+            for a in anova.itertuples(index=False)
+            if a.term and a.term != "residual"
+        ]
+        if rows:
+            blocks.append(
+                self.table(
+                    ["Runtime", "Microservice", "Metric", "Term", "df", "F", "p"],
+                    rows,
+                    "Analysis of variance of log(value) ~ host × case per runtime, microservice and metric "
+                    "(results/stats/pairs/host_anova.tsv).",
+                    numeric_from=4,
+                )
+            )
+        return blocks
