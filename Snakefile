@@ -22,9 +22,21 @@ include: "workflow/rules/stats.smk"
 include: "workflow/rules/report.smk"
 
 
+# Under Slurm (profiles/slurm) image builds and runs are jobs on the config's host (a node);
+# the rest is quick and stays here.
+localrules:
+    parse_run,
+    merge_samples,
+    statistics,
+    run_table,
+    environment,
+    report,
+
+
 onstart:
     # Every runtime with runs to do must answer before any image is built or run started.
     check_runtimes()
+    check_slurm()
 
 
 rule all:

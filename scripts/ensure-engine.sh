@@ -29,6 +29,9 @@ command -v sockperf >/dev/null 2>&1 || need_pkgs="$need_pkgs sockperf"
 # The ping-pong study: ApacheBench on the host (the load generator) and tinc (its userspace overlay).
 command -v ab >/dev/null 2>&1 || need_pkgs="$need_pkgs apache2-utils"
 command -v tincd >/dev/null 2>&1 || need_pkgs="$need_pkgs tinc"
+# Slurm for the test of the Slurm profile (a single-node Slurm the test starts and stops).
+command -v slurmctld >/dev/null 2>&1 || need_pkgs="$need_pkgs slurm-wlm"
+command -v munged >/dev/null 2>&1 || need_pkgs="$need_pkgs munge"
 if [ "${1:-}" = "--browser" ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ||
     command -v google-chrome >/dev/null 2>&1 || need_pkgs="$need_pkgs chromium"

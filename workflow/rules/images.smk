@@ -16,6 +16,8 @@ rule build_image:
         "../envs/runner.yaml"
     resources:
         measurement=1,
+        # Under Slurm: built on the node whose runs use it (one working folder per host).
+        slurm_extra=f"--nodelist={HOST}",
     params:
         base_image=CONFIG["base_image"],
         mirror=CONFIG["debian_mirror"],
