@@ -1,10 +1,20 @@
-"""What the workflow checks before it hands runs to Slurm (profiles/slurm): a controller answers
-and the config's host is one of its nodes (a run goes to the node named by its host)."""
+"""Slurm for the workflow (profiles/slurm): what it checks before it hands runs to Slurm — a
+controller answers and the config's host is one of its nodes (a run goes to the node named by
+its host) —, and a single-node Slurm on this machine to try it (the test and the benchmark use
+it): munged, slurmctld and slurmd started directly (no systemd), stopped after.
+
+  python -m interference.slurm DIR     a single-node Slurm with its files in DIR until Ctrl-C"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import socket
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 
 class SlurmUnavailable(RuntimeError):
@@ -30,3 +40,111 @@ def check_node(host: str) -> None:
             f"the config's host {host!r} is not a Slurm node (nodes: {', '.join(known) or 'none'}); runs go to "
             f"the node their host names: set it with --config host=NODE"
         )
+
+
+def single_node_conf(state: Path, node: str) -> str:
+    return (
+        "\n".join(
+            [
+                "ClusterName=interference",
+                f"SlurmctldHost={node}",
+                "AuthType=auth/munge",
+                "ProctrackType=proctrack/linuxproc",  # no cgroup plugin: the runtimes own the cgroups
+                "TaskPlugin=task/none",
+                "SelectType=select/cons_tres",
+                "SelectTypeParameters=CR_Core",
+                "SlurmUser=root",
+                "SlurmdUser=root",
+                f"StateSaveLocation={state}/state",
+                f"SlurmdSpoolDir={state}/spool",
+                f"SlurmctldPidFile={state}/slurmctld.pid",
+                f"SlurmdPidFile={state}/slurmd.pid",
+                f"SlurmctldLogFile={state}/slurmctld.log",
+                f"SlurmdLogFile={state}/slurmd.log",
+                "ReturnToService=2",
+                "MinJobAge=600",  # squeue keeps finished jobs long enough for snakemake's status checks
+                "JobAcctGatherType=jobacct_gather/none",
+                "AccountingStorageType=accounting_storage/none",
+                "MpiDefault=none",
+                f"NodeName={node} CPUs={os.cpu_count()} State=UNKNOWN",
+                "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+            ]
+        )
+        + "\n"
+    )
+
+
+def _munge_answers() -> bool:
+    return subprocess.run("munge -n | unmunge", shell=True, capture_output=True).returncode == 0
+
+
+class SingleNode:
+    """`with SingleNode(dir) as env:` a running one-node Slurm (this machine, named as its
+    hostname); env has SLURM_CONF. Everything started here is stopped on leaving."""
+
+    def __init__(self, state: Path):
+        self.state = Path(state)
+        self.conf = self.state / "slurm.conf"
+        self.node = socket.gethostname().split(".")[0]
+        self.munged: int | None = None
+
+    def __enter__(self) -> dict:
+        for d in ("state", "spool"):
+            (self.state / d).mkdir(parents=True, exist_ok=True)
+        self.conf.write_text(single_node_conf(self.state, self.node))
+        if not _munge_answers():
+            key = Path("/etc/munge/munge.key")
+            if not key.exists():
+                key.write_bytes(os.urandom(1024))
+                shutil.chown(key, "munge", "munge")
+                key.chmod(0o400)
+            Path("/run/munge").mkdir(exist_ok=True)
+            shutil.chown("/run/munge", "munge", "munge")
+            subprocess.run(["runuser", "-u", "munge", "--", "munged"], check=True)
+            self.munged = int(Path("/run/munge/munged.pid").read_text())
+        env = {**os.environ, "SLURM_CONF": str(self.conf)}
+        subprocess.run(["slurmctld", "-f", str(self.conf)], check=True)
+        subprocess.run(["slurmd", "-f", str(self.conf)], check=True)
+        deadline = time.time() + 60
+        while (
+            "idle"
+            not in subprocess.run(["sinfo", "-h", "-o", "%t"], env=env, capture_output=True, text=True).stdout
+        ):
+            if time.time() > deadline:
+                self.__exit__()
+                raise SlurmUnavailable(
+                    f"the single-node Slurm did not come up: see {self.state}/slurmctld.log"
+                )
+            time.sleep(0.5)
+        return env
+
+    def __exit__(self, *exc) -> None:
+        env = {**os.environ, "SLURM_CONF": str(self.conf)}
+        subprocess.run(["scancel", "--full", "-u", "root"], env=env, capture_output=True)
+        for daemon in ("slurmd", "slurmctld"):
+            pid = self.state / f"{daemon}.pid"
+            if pid.exists():
+                try:
+                    os.kill(int(pid.read_text()), signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        if self.munged:
+            os.kill(self.munged, signal.SIGTERM)
+        deadline = time.time() + 20
+        while self.daemons() and time.time() < deadline:
+            time.sleep(0.2)
+
+    def daemons(self) -> list[str]:
+        r = subprocess.run(
+            ["pgrep", "-a", "-f", f"slurm(ctld|d) -f {self.conf}"], capture_output=True, text=True
+        )
+        return r.stdout.splitlines()
+
+
+if __name__ == "__main__":
+    with SingleNode(Path(sys.argv[1])) as env:
+        print(f"Slurm is up: export SLURM_CONF={env['SLURM_CONF']}; Ctrl-C stops it", flush=True)
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            pass
