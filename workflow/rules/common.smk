@@ -78,23 +78,28 @@ def all_run_metas():
     return [m for study in STUDIES for m in run_metas(study)]
 
 
+def imported(pattern, study=None):
+    """`pattern` (RUN_META, PARSED_PATH) for each run imported from another host (transfer.py)."""
+    return [
+        pattern.format(
+            host=host,
+            rep=r["repetition"],
+            **{k: r[k] for k in ("runtime", "study", "key")},
+        )
+        for s in ([study] if study else STUDIES)
+        for host, r in transfer.imported_runs(Path("results"), s)
+    ]
+
+
 def parsed_runs(wildcards):
-    """This host's runs of the study, and those imported from other hosts (transfer.py)."""
+    """This host's runs of the study, and those imported from other hosts."""
     own = [
         PARSED_PATH.format(
             host=HOST, runtime=rt, study=wildcards.study, key=r.key, rep=r.repetition
         )
         for rt, r in study_runs(wildcards.study)
     ]
-    imported = [
-        PARSED_PATH.format(
-            host=h,
-            rep=r["repetition"],
-            **{k: r[k] for k in ("runtime", "study", "key")},
-        )
-        for h, r in transfer.imported_runs(Path("results"), wildcards.study)
-    ]
-    return own + imported
+    return own + imported(PARSED_PATH, wildcards.study)
 
 
 def image_json(runtime, image):

@@ -27,7 +27,8 @@ RUN_INFO_CODE = os.path.join(SCRIPTS, "interference", "run_info.py")
 
 rule run_table:
     input:
-        metas=lambda wildcards: run_metas(wildcards.study),
+        metas=lambda wildcards: run_metas(wildcards.study)
+        + imported(RUN_META, wildcards.study),
         step=RUN_INFO_CODE,
     output:
         runs="results/stats/{study}/runs.tsv",
@@ -41,7 +42,7 @@ rule run_table:
 
 rule environment:
     input:
-        metas=all_run_metas(),
+        metas=all_run_metas() + imported(RUN_META),
         images=all_images(),
         # The microservices' declarations (their changes rerun it).
         declarations=sorted(
