@@ -72,11 +72,11 @@ def run_settings(case: str, pair: str, limits: dict, sizes: dict, **extra) -> di
     return {**base, **extra}
 
 
-def run_report(workdir: Path, config: dict, timeout: float = 1800) -> None:
-    """The pipeline to report/paper.html in `workdir` on `config` (written there as tiny.yaml)."""
+def run_report(workdir: Path, config: dict, timeout: float = 1800, target: str = "report/paper.html") -> None:
+    """The pipeline to `target` in `workdir` on `config` (written there as tiny.yaml)."""
     (workdir / "tiny.yaml").write_text(yaml.safe_dump(config))
     r = subprocess.run(
-        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), "--cores", "2", "report/paper.html"]
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), "--cores", "2", target]
         + ["--configfile", str(workdir / "tiny.yaml")],
         capture_output=True,
         text=True,

@@ -1,6 +1,6 @@
 """Paper 003's ping-pong study run for real on a tiny config, to the report: ApacheBench against
 ping and pong on two simulated hosts, as processes (bare metal: loopback, reference) and as
-Docker and LXC containers on a bridge, a VXLAN overlay and tinc unencrypted and encrypted; every
+Docker containers on a bridge, a VXLAN overlay and tinc unencrypted and encrypted; every
 test a transfer rate, the ratios of the paper's Figure 3 and Table I beside the paper's, the
 services' CPU use recorded; nothing left behind."""
 
@@ -16,13 +16,12 @@ pytestmark = [pytest.mark.integration, requires_engine]
 
 TINY = {
     "host": "testhost",
-    "runtimes": ["host", "docker", "lxc"],
+    "runtimes": ["host", "docker"],
     "studies": {"pingpong": {"message_sizes": [10, 100000], "duration_s": 1, "iterations": 2}},
 }
 RUNS = {
     "host": ["loopback", "reference"],
     "docker": ["container", "overlay", "overlay-userspace", "encrypted"],
-    "lxc": ["container", "overlay", "overlay-userspace", "encrypted"],
 }
 
 
@@ -67,8 +66,7 @@ def test_every_layer_carried_every_test(workdir):
 def test_ratios_and_table_i(workdir):
     d = pd.read_csv(workdir / "results/stats/pingpong/relative.tsv", sep="\t")
     pairs = set(zip(d["runtime"], d["layer"], d["baseline"]))
-    for rt in ("docker", "lxc"):
-        assert {(rt, "container", "reference"), (rt, "encrypted", "overlay-userspace")} <= pairs
+    assert {("docker", "container", "reference"), ("docker", "encrypted", "overlay-userspace")} <= pairs
     assert ("host", "reference", "loopback") in pairs
     assert len(d[(d["layer"] == "reference") & (d["baseline"] == "loopback")]) == 2  # once per size
     assert d["ci_low"].notna().all() and (d["ratio"] > 0).all()

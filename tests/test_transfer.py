@@ -123,28 +123,30 @@ def test_another_definition_of_the_study_is_refused(tmp_path, exported):
 @requires_engine
 def test_two_hosts_in_one_report(tmp_path):
     """Host `edge` runs the config and exports; host `fog` runs it, imports edge and reports both."""
-    tiny = {"runtimes": ["host"], "studies": {"pingpong": PART}}
+    tiny = {"runtimes": ["host"], "studies": {"pingpong": PART | {"layers": ["loopback"]}}}
     edge, fog = tmp_path / "edge", tmp_path / "fog"
     edge.mkdir(), fog.mkdir()
-    run_report(edge, tiny | {"host": "edge"})
+    run_report(edge, tiny | {"host": "edge"}, target="raw")  # the runs only: no report there
     export(edge / "results", "edge", tmp_path / "edge.tar.gz")
-    run_report(fog, tiny | {"host": "fog"})
+    run_report(fog, tiny | {"host": "fog"}, target="raw")
     shutil.copy(fog / "tiny.yaml", tmp_path / "fog.yaml")
     r = subprocess.run(
         [str(Path(SNAKEMAKE).parent / "python"), "-m", "interference.transfer", "import", str(tmp_path / "edge.tar.gz"),
          "--config", str(tmp_path / "fog.yaml")],
         cwd=fog, env={"PYTHONPATH": str(REPO / "scripts"), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
     )  # fmt: skip
-    assert r.returncode == 0 and "imported 2 runs of edge" in r.stdout, r.stderr
+    assert r.returncode == 0 and "imported 1 runs of edge" in r.stdout, r.stderr
     dry = subprocess.run(
         [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(fog), "-n", "report/paper.html", "--configfile",
          str(fog / "tiny.yaml")], capture_output=True, text=True,
     )  # fmt: skip
     assert (
-        "rule run:" not in dry.stdout and "results/parsed/edge/host/pingpong/reference/rep1.tsv" in dry.stdout
+        "rule run:" not in dry.stdout and "results/parsed/edge/host/pingpong/loopback/rep1.tsv" in dry.stdout
     )
     run_report(fog, tiny | {"host": "fog"})
     s = pd.read_csv(fog / "results/stats/pingpong/summary.tsv", sep="\t")
     assert set(s["host"]) == {"edge", "fog"}
-    assert (s[s["metric"] == "transfer_rate"].groupby("host")["n"].sum() == 4).all()
+    assert (s[s["metric"] == "transfer_rate"].groupby("host")["n"].sum() == 2).all()
+    env = json.loads((fog / "results/stats/environment.json").read_text())
+    assert set(env["hosts"]) == {"edge", "fog"}  # both machines described in the report
     assert leftover_containers() == [] and runtime_leftovers() == []

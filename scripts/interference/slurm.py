@@ -78,19 +78,27 @@ def _munge_answers() -> bool:
     return subprocess.run("munge -n | unmunge", shell=True, capture_output=True).returncode == 0
 
 
+DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
+
+
 class SingleNode:
     """`with SingleNode(dir) as env:` a running one-node Slurm (this machine, named as its
-    hostname); env has SLURM_CONF. Everything started here is stopped on leaving."""
+    hostname), its state in dir. Its config goes where every Slurm command looks by default
+    (/etc/slurm/slurm.conf): the job-step plugin drops SLURM_CONF from a job's environment. So it
+    refuses to start where a Slurm config exists. Everything it made is removed on leaving."""
 
     def __init__(self, state: Path):
         self.state = Path(state)
-        self.conf = self.state / "slurm.conf"
+        self.conf = DEFAULT_CONF
         self.node = socket.gethostname().split(".")[0]
         self.munged: int | None = None
 
     def __enter__(self) -> dict:
+        if self.conf.exists():
+            raise SlurmUnavailable(f"{self.conf} exists: this machine has a Slurm of its own; use it")
         for d in ("state", "spool"):
             (self.state / d).mkdir(parents=True, exist_ok=True)
+        self.conf.parent.mkdir(exist_ok=True)
         self.conf.write_text(single_node_conf(self.state, self.node))
         if not _munge_answers():
             key = Path("/etc/munge/munge.key")
@@ -133,6 +141,7 @@ class SingleNode:
         deadline = time.time() + 20
         while self.daemons() and time.time() < deadline:
             time.sleep(0.2)
+        self.conf.unlink(missing_ok=True)
 
     def daemons(self) -> list[str]:
         r = subprocess.run(
@@ -143,7 +152,7 @@ class SingleNode:
 
 if __name__ == "__main__":
     with SingleNode(Path(sys.argv[1])) as env:
-        print(f"Slurm is up: export SLURM_CONF={env['SLURM_CONF']}; Ctrl-C stops it", flush=True)
+        print(f"Slurm is up ({env['SLURM_CONF']}); Ctrl-C stops it", flush=True)
         try:
             signal.pause()
         except KeyboardInterrupt:
