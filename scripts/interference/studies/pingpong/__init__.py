@@ -34,6 +34,7 @@ from interference.runtimes import ContainerSpec
 from interference.runtimes.base import ISOLATED
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
 from interference.studies.pingpong import fabric, load, statistics
+from interference.studies.pingpong.statistics import BARE_METAL_LAYERS
 
 MICROSERVICE = "HP"
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024  # the services refuse more than 64 MiB; the study 8
@@ -46,7 +47,6 @@ LAYERS = {
     "overlay-userspace": "containers on a userspace overlay (tinc, no encryption)",
     "encrypted": "containers on an encrypted userspace overlay (tinc, AES-256-CBC + SHA-256)",
 }
-BARE_METAL_LAYERS = ("loopback", "reference")
 OVERLAY_OF = {"overlay": "vxlan", "overlay-userspace": "tinc", "encrypted": "tinc"}
 TEST_MARGIN_S = 30.0
 
@@ -187,16 +187,18 @@ class PingPongStudy(Study):
             ping = self._service(
                 run, "ping", [binary, "ping", str(PING_PORT), upstream, str(PONG_PORT)], net and net.ns["a"]
             )
+            pids = {}  # host -> a process in its container's network namespace
             for spec, role, host, port in ((pong, "pong", "b", PONG_PORT), (ping, "ping", "a", PING_PORT)):
                 run.start(spec, role)
                 if spec.network_mode == ISOLATED:
-                    net.attach_container(host, run.runtime.netns_pid(spec.name), port)
+                    pids[host] = run.runtime.netns_pid(spec.name)
+                    net.attach_container(host, pids[host], port)
             if layer in OVERLAY_OF:
                 info["overlay"] = (
                     net.vxlan() if OVERLAY_OF[layer] == "vxlan" else net.tinc(layer == "encrypted")
                 )
-                for spec, host in ((pong, "b"), (ping, "a")):
-                    net.attach_overlay(host, run.runtime.netns_pid(spec.name))
+                for host, pid in pids.items():
+                    net.attach_overlay(host, pid)
             url = f"http://{ping_at}:{PING_PORT}/"
             cpu_urls = {"ping": f"{url}cpu", "pong": f"http://{pong_at}:{PONG_PORT}/cpu"}
             not_ready = load.wait_ready(f"{url}?m=1")

@@ -213,13 +213,13 @@ class Fabric:
             conf = self.state / host
             (conf / "hosts").mkdir(parents=True)
             lines = [f"Name = {host}", "Mode = switch", "DeviceType = tap", "Interface = tnc0"]
-            lines += ["AddressFamily = ipv4", f"Cipher = {cipher}", f"Digest = {digest}"]
+            lines += ["AddressFamily = ipv4"]
             lines += [f"ConnectTo = {h}" for h in HOSTS if h < host]  # b connects to a
             (conf / "tinc.conf").write_text("\n".join(lines) + "\n")
             (conf / "tinc-up").write_text("#!/bin/sh\nip link set $INTERFACE master obr0 up\n")
             (conf / "tinc-up").chmod(0o755)
             host_file = f"Address = {self.address(host)}\nPort = {TINC_PORT}\n"
-            host_file += f"Cipher = {cipher}\nDigest = {digest}\n"
+            host_file += f"Cipher = {cipher}\nDigest = {digest}\n"  # host variables: tincd reads its own too
             (conf / "hosts" / host).write_text(host_file)
             _run(["tincd", "-c", str(conf), "-K", "2048"], check=True)
             self._overlay_bridge(host)
