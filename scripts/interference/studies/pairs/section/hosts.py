@@ -31,7 +31,8 @@ class Hosts:
             md(f"Results of {esc(and_list([ref, *others]))}. Each case's mean on {esc(and_list(others))} relative to "
                f"the same case on {esc(ref)} (above 1: better on that host, whatever the metric's direction), and "
                "per runtime, microservice and metric an analysis of variance of log(value) with host and case as "
-               "factors: a significant host:case term means the placement cases cost differently on the hosts.")
+               "factors: a significant host:case term means the placement cases cost differently on the hosts. "
+               f"The hosts, as each recorded itself (cores and memory it could use): {self.doc.host_line()}.")
         ]  # fmt: skip
         colors = dict(zip(others, PALETTE))
         for runtime, d in ratios.groupby("runtime", sort=True):
