@@ -32,8 +32,9 @@ ctr=interference-edge-$name
 group=interference-edge-$name
 cleanup() {
   docker rm -f -v "$ctr" >/dev/null 2>&1 || true
-  for c in cpuset cpu memory; do
-    find "/sys/fs/cgroup/$c/$group" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+  # Its engine made the group (and its children) in every controller, not only the three limited.
+  for d in /sys/fs/cgroup/*/"$group"; do
+    [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
   done
 }
 trap cleanup EXIT

@@ -14,6 +14,14 @@ def test_v1_memory_limit_of_own_cgroup(tmp_path):
     assert cgroup_memory_limit(proc, tmp_path) == 4294967296
 
 
+def test_v1_a_parents_limit_binds_an_unlimited_child(tmp_path):
+    # A container of an engine that runs in a limited container: the limit is two levels up.
+    _write(tmp_path / "memory/edge/memory.limit_in_bytes", "4294967296\n")
+    _write(tmp_path / "memory/edge/abc/memory.limit_in_bytes", "9223372036854771712\n")
+    _write(tmp_path / "memory/edge/abc/inner/memory.limit_in_bytes", "9223372036854771712\n")
+    assert cgroup_memory_limit("4:memory:/edge/abc/inner\n", tmp_path) == 4294967296
+
+
 def test_v1_unlimited_is_none(tmp_path):
     _write(tmp_path / "memory/memory.limit_in_bytes", "9223372036854771712\n")
     assert cgroup_memory_limit("4:memory:/\n", tmp_path) is None
@@ -22,6 +30,7 @@ def test_v1_unlimited_is_none(tmp_path):
 def test_v2_memory_max(tmp_path):
     _write(tmp_path / "edge/memory.max", "1073741824\n")
     assert cgroup_memory_limit("0::/edge\n", tmp_path) == 1073741824
+    assert cgroup_memory_limit("0::/edge/child\n", tmp_path) == 1073741824
     _write(tmp_path / "edge/memory.max", "max\n")
     assert cgroup_memory_limit("0::/edge\n", tmp_path) is None
 

@@ -25,23 +25,36 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def _limits_up(folder: Path, root: Path, name: str):
+    """The limit file `name` of folder and of each ancestor up to the controller's root: a
+    child's own file says nothing of its parents' limits, which bind it too."""
+    while True:
+        try:
+            text = (folder / name).read_text().strip()
+        except OSError:
+            text = None
+        # v1 says "unlimited" with a huge page-rounded number, v2 with "max".
+        if text and text != "max" and int(text) < 2**62:
+            yield int(text)
+        if folder == root or folder.parent == folder:
+            return
+        folder = folder.parent
+
+
 def cgroup_memory_limit(proc_cgroup: str, root: Path = CGROUP_ROOT) -> int | None:
-    """The memory limit of the cgroup in /proc/self/cgroup's text (v1 or v2), None if unlimited."""
+    """The tightest memory limit over the cgroup in /proc/self/cgroup's text (v1 or v2) and its
+    ancestors; None if there is none."""
     for line in proc_cgroup.splitlines():
         _, controllers, path = line.split(":", 2)
         if "memory" in controllers.split(","):
-            limit = root / "memory" / path.lstrip("/") / "memory.limit_in_bytes"
-        elif controllers == "":
-            limit = root / path.lstrip("/") / "memory.max"
+            limits = list(
+                _limits_up(root / "memory" / path.lstrip("/"), root / "memory", "memory.limit_in_bytes")
+            )
+        elif controllers == "" and len(proc_cgroup.splitlines()) == 1:
+            limits = list(_limits_up(root / path.lstrip("/"), root, "memory.max"))
         else:
             continue
-        try:
-            text = limit.read_text().strip()
-        except OSError:
-            continue
-        # v1 says "unlimited" with a huge page-rounded number, v2 with "max".
-        if text != "max" and int(text) < 2**62:
-            return int(text)
+        return min(limits) if limits else None
     return None
 
 

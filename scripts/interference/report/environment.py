@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from interference.report.blocks import Block
-from interference.report.format import and_list, bytes_h, esc
+from interference.report.format import and_list, bytes_h, esc, plural
 
 if TYPE_CHECKING:
     from interference.report.document import Document
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 def host_line(env: dict) -> str:
     parts = [
-        f"{esc(host)} ({esc(h.get('cpu_model', '?'))}, {esc(h.get('cores'))} cores, "
+        f"{esc(host)} ({esc(h.get('cpu_model', '?'))}, {esc(plural(h['cores'], 'core')) if h.get('cores') else '? cores'}, "
         f"{bytes_h(h.get('memory_bytes'))} memory, Linux {esc(h.get('kernel', '?'))})"
         for host, h in env.get("hosts", {}).items()
     ]
