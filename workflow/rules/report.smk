@@ -30,6 +30,10 @@ rule run_table:
         metas=lambda wildcards: run_metas(wildcards.study)
         + imported(RUN_META, wildcards.study),
         step=RUN_INFO_CODE,
+        # The study's run_row() (its columns of runs.tsv).
+        code=lambda wildcards: [
+            str(p) for p in studies.code_files(wildcards.study, "runs")
+        ],
     output:
         runs="results/stats/{study}/runs.tsv",
     log:

@@ -102,7 +102,7 @@ class Study(abc.ABC):
         """One run's raw files -> tidy rows (a status column says what went wrong, never a crash)."""
 
     def code(self, step: str) -> list[Path] | None:
-        """The source files of one step ("parse", "statistics", "report") whose change reruns it;
+        """The source files of one step ("parse", "statistics", "runs" (run_row), "report") whose change reruns it;
         None: the study's whole module or package."""
         return None
 

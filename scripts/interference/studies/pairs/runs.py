@@ -80,6 +80,9 @@ def run_row(meta: dict) -> dict:
         read_back = (member or {}).get("limits_read_back") or {}
         failed = sum(it.get("status") != "ok" for it in member.get("iterations", [])) if member else None
         row[f"member{k}"] = member["microservice"] if member else ""
+        # Its workload size (per host, paper 004: smaller on the edge device).
+        sizes = s.get("sizes", {}).get(member["microservice"]) if member else None
+        row[f"member{k}_sizes"] = ", ".join(f"{a}={b}" for a, b in sorted(sizes.items())) if sizes else ""
         row[f"member{k}_iterations"] = len(member.get("iterations", [])) if member else None
         row[f"member{k}_failed"] = failed
         row[f"member{k}_container"] = (container or {}).get("role", "")

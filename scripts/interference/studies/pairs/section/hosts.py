@@ -34,6 +34,7 @@ class Hosts:
                "factors: a significant host:case term means the placement cases cost differently on the hosts. "
                f"The hosts, as each recorded itself (cores and memory it could use): {self.doc.host_line()}.")
         ]  # fmt: skip
+        blocks += self.host_sizes_blocks()
         colors = dict(zip(others, PALETTE))
         for runtime, d in ratios.groupby("runtime", sort=True):
             points = [
@@ -68,3 +69,24 @@ class Hosts:
                 )
             )
         return blocks
+
+    def host_sizes_blocks(self) -> list[Block]:
+        """Where a microservice's workload size differs between hosts (the config's `hosts:`), the
+        comparison mixes machine and size: say so, with each host's sizes."""
+        runs = self.runs
+        if runs.empty or "member1_sizes" not in runs:
+            return []
+        sizes = {}
+        for k in (1, 2):
+            for r in runs[["host", f"member{k}", f"member{k}_sizes"]].itertuples(index=False):
+                if r[1]:
+                    sizes.setdefault(r[1], {}).setdefault(r[0], set()).add(r[2])
+        differing = [
+            f"{esc(ms)} ({'; '.join(f'{esc(h)}: {esc(and_list(sorted(v)))}' for h, v in sorted(by_host.items()))})"
+            for ms, by_host in sizes.items()
+            if len({frozenset(v) for v in by_host.values()}) > 1
+        ]
+        if not differing:
+            return [md("Every microservice ran with the same workload size on every host.")]
+        return [md(f"**The workload sizes differ between the hosts** (the config's per-host protocol) for "
+                   f"{and_list(differing)}: for these, a ratio between hosts is the machine and the size together.")]  # fmt: skip
