@@ -3,7 +3,8 @@
 Synthetic meta.json files (three microservices: L for CPU, S for memory and a stand-in B for
 disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
 interference.run_info (pairs/runs.tsv, environment.json); samples drawn from those runs'
-iterations -> the pair study's statistics (pairs/{summary,interference,anova,posthoc,runtimes}.tsv)
+iterations (with telemetry) -> the pair study's statistics
+(pairs/{summary,interference,anova,posthoc,runtimes,contention}.tsv)
 and its published comparison (pairs/published.tsv). Some iterations fall outside the overlap,
 two fail, some groups vary by more than 10 %, so every part of the report has something to show.
 
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 from interference import run_info
 from interference.statistics import write
-from interference.studies.pairs import published, runtime_ratios, significance, statistics
+from interference.studies.pairs import contention, published, runtime_ratios, significance, statistics
 
 HOST = "fixturehost"
 RUNTIMES = ("docker", "host")
@@ -221,6 +222,11 @@ def samples_of(metas: list[Path], rng: np.random.Generator) -> pd.DataFrame:
             speed = RUNTIME_SPEED[s["runtime"]].get(target, 1.0)
             noise = NOISE[target] * (4 if (s["case"], target, partner) == ("3a", "S", "S") else 1)
             for it in m["iterations"]:
+                # Telemetry over the iteration: CPU pressure where two compete, and none alone.
+                psi = 0.01 + (0.25 if s["case"] in ("2", "3a") else 0.0) + 0.02 * rng.random()
+                telemetry = {"psi_cpu_some": psi, "psi_cpu_full": psi / 3, "psi_memory_some": 0.0,
+                             "psi_io_some": 0.001, "ctxt_per_s": 900.0, "throttled": 0.0, "nr_throttled": 0,
+                             "memory_failcnt": 0, "oom_kill": 0}  # fmt: skip
                 for metric, unit, hib, base in METRICS[target]:
                     ok = it["status"] == "ok"
                     value = base * speed * (1 + effect) * (1 + noise * rng.standard_normal()) if ok else None
@@ -242,6 +248,7 @@ def samples_of(metas: list[Path], rng: np.random.Generator) -> pd.DataFrame:
                             "end": it["end"],
                             "in_overlap": it["in_overlap"],
                             "status": it["status"],
+                            **telemetry,
                         }
                     )
     return pd.DataFrame(rows)
@@ -286,6 +293,7 @@ def make_fixture(
         "anova": significance.anova(samples),
         "posthoc": significance.posthoc(samples),
         "runtimes": runtime_ratios.runtime_ratios(samples, n_resamples=n_resamples),
+        "contention": contention.contention(samples),
     }
     for name, df in tables.items():
         write(df, pairs / f"{name}.tsv")

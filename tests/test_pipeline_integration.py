@@ -182,6 +182,29 @@ def test_samples_table(workdir):
     ].empty  # ... and S(+L)
 
 
+def test_every_iteration_has_its_contention_telemetry(workdir):
+    # Ran with the default telemetry_interval_s (0.5 s); samples.tsv is made by test_samples_table.
+    df = pd.read_csv(workdir / "results/parsed/pairs/samples.tsv", sep="\t", dtype={"case": str})
+    for runtime in RUNTIMES:
+        for key, meta in metas(workdir, runtime).items():
+            assert meta["telemetry"]["samples"] >= 2, (runtime, key)
+            tel = pd.read_csv(
+                workdir / RAW.replace("/docker/", f"/{runtime}/") / key / "telemetry.tsv", sep="\t"
+            )
+            assert "host" in set(tel["source"]), (runtime, key)
+    # The host's pressure and context switches over every iteration, on every runtime.
+    assert df["psi_cpu_some"].between(0, 1).all() and (df["ctxt_per_s"] > 0).all()
+    # Each member's own cgroup where its process is on this machine (not the inner engine's children).
+    # (Case 3b: sampled from before the window opened; Case 1's iterations may begin before their
+    # container's first sample, and then get no values rather than a part.)
+    own = df[(df["runtime"] != "nested") & (df["case"] == "3b")]
+    assert own["memory_failcnt"].notna().all() and (own["oom_kill"] == 0).all()
+    assert (own["nr_throttled"] == 0).all()  # cpuset limits: no CFS quota to be throttled by
+    docker = own[own["runtime"] == "docker"]
+    assert docker["cpu_cores"].between(0.3, 2.05).all()  # each member kept its core busy
+    assert df[df["runtime"] == "nested"]["memory_failcnt"].isna().all()
+
+
 def test_forcing_one_case_reruns_exactly_that_run(workdir):
     target = f"{RAW}/case3b/L+S/rep1/meta.json"
     before = {p: p.stat().st_mtime for p in (workdir / "results/raw").rglob("meta.json")}

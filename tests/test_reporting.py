@@ -376,3 +376,19 @@ def test_two_runtimes_are_reported_side_by_side(rep):
         rep.runs_blocks,
     ]:
         assert part()
+
+
+def test_contention_section_shows_pressure_per_case_and_its_relation_to_performance(rep, stats, tmp_path):
+    blocks = rep.contention_blocks()
+    table = next(b.content for b in blocks if "<table" in b.content)
+    assert "CPU some" in table and "Case 3a" in table and "OOM kills" in table
+    assert sum("<figure" in b.content for b in blocks) == 1
+    # The fixture's concurrent iterations are slower under more pressure: a rank correlation each.
+    sentence = next(b.content for b in blocks if "Spearman" in b.content)
+    assert all(f"{t} ρ = " in sentence for t in ("L", "S", "B"))
+    # Runs without telemetry: the section says so instead of drawing empty plots.
+    bare = copy_stats(
+        stats, tmp_path / "s", keep=lambda name, df: df.iloc[0:0] if name == "contention" else df
+    )
+    only = section(bare).contention_blocks()
+    assert len(only) == 1 and "no contention telemetry" in only[0].content

@@ -1,5 +1,5 @@
-"""The parser step of every study: one run's raw files -> tidy rows (the study's parse), and
-the union of a study's runs.
+"""The parser step of every study: one run's raw files -> tidy rows (the study's parse, with the
+run's contention telemetry over each row's interval: telemetry.attach), and the union of a study's runs.
 
   python -m interference.parse META.json OUT.tsv                  one run
   python -m interference.parse --merge OUT.tsv IN.tsv...           the union of runs"""
@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from interference import studies
+from interference import studies, telemetry
 
 log = logging.getLogger("parse")
 
 
 def parse_run(meta_path: Path) -> pd.DataFrame:
     meta = json.loads(meta_path.read_text())
-    return studies.get(meta["study"]).parse(meta, meta_path.parent)
+    df = studies.get(meta["study"]).parse(meta, meta_path.parent)
+    return telemetry.attach(df, meta, meta_path.parent)
 
 
 def write(df: pd.DataFrame, path: Path) -> None:

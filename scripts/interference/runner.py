@@ -4,8 +4,8 @@
 
 What every study needs, done once here: the preflight check of the runtime, the host-wide
 measurement lock, SIGTERM/SIGINT turned into a clean stop, a fresh raw folder, provenance
-(host, runtime, settings), removal of everything the run made (always, also on error), and
-meta.json written atomically and last, so an interrupted run leaves none and is run again.
+(host, runtime, settings), contention telemetry sampled while it measures (telemetry.py),
+removal of everything the run made (always, also on error), and meta.json written atomically and last, so an interrupted run leaves none and is run again.
 What is particular to the study is in its execute()."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
-from interference import hostinfo, runtimes, studies
+from interference import hostinfo, runtimes, studies, telemetry
 from interference.locks import measurement_lock
 from interference.runtimes import ContainerSpec
 
@@ -51,6 +51,7 @@ class RunContext:
         self.labels = {RUN_LABEL: self.run_id}
         self.containers: list[dict] = []
         self.events: list[str] = []
+        self.sampler: telemetry.Sampler | None = None
 
     def name(self, suffix: str) -> str:
         """A name for something this run makes: unique, and tied to the run."""
@@ -70,6 +71,8 @@ class RunContext:
             }
         )
         self.runtime.start(spec)
+        if self.sampler:
+            self.sampler.watch(spec.name)
 
     def wait_all(self, names: list[str], deadline: float, log_name: str = "containers.log") -> dict:
         """Wait for each until the deadline (a stuck one is recorded), then append their logs."""
@@ -98,11 +101,20 @@ def execute(study, ctx: RunContext) -> dict:
         "runtime_info": ctx.runtime.describe(),
         "started": time.time(),
     }
+    interval_s = ctx.settings.get("telemetry_interval_s", 0)
+    if interval_s:
+        ctx.sampler = telemetry.Sampler(ctx.outdir / "telemetry.tsv", interval_s, ctx.runtime.entity_pid)
     try:
         meta["runtime_run"] = ctx.runtime.open_run(
             ctx.outdir, ctx.labels, ctx.images, network_mode=study.network_mode(ctx.settings)
         )
-        meta.update(study.execute(ctx))
+        if ctx.sampler:
+            with ctx.sampler:
+                meta.update(study.execute(ctx))
+            meta["telemetry"] = {"interval_s": interval_s, "samples": ctx.sampler.samples,
+                                 "file": "telemetry.tsv"}  # fmt: skip
+        else:
+            meta.update(study.execute(ctx))
     finally:
         meta["leftovers_removed"] = ctx.runtime.remove_labelled(RUN_LABEL, ctx.run_id)
     meta["finished"] = time.time()

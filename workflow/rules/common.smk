@@ -163,6 +163,7 @@ def run_settings(wildcards):
         "study": wildcards.study,
         "key": wildcards.key,
         "repetition": int(wildcards.rep),
+        "telemetry_interval_s": CONFIG["telemetry_interval_s"],
         **STUDIES[wildcards.study].settings(cfg, wildcards.key),
     }
     return json.dumps(settings, sort_keys=True)

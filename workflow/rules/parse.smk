@@ -1,10 +1,10 @@
 # Parsers: each run's raw files -> one tidy TSV (the study's parse()); then the union of a
-# study's runs. The study's code and the microservice parsers are inputs: editing a parser
-# reparses.
+# study's runs. The study's code, the microservice parsers and the telemetry join are inputs:
+# editing one reparses.
 
 PARSERS_CODE = sorted(
     str(p) for p in Path(SCRIPTS, "interference", "parsers").glob("*.py")
-)
+) + [str(Path(SCRIPTS, "interference", f)) for f in ("parse.py", "telemetry.py")]
 
 
 rule parse_run:

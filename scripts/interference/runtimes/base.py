@@ -211,3 +211,11 @@ class ContainerRuntime(abc.ABC):
     def netns_pid(self, name: str) -> int:
         """A process in the network namespace of `name` (started with network_mode ISOLATED)."""
         raise NotImplementedError(f"{self.name} hands out no network namespace")
+
+    def entity_pid(self, name: str) -> int | None:
+        """A process of `name` in this machine's pid namespace, whose cgroups are the entity's
+        (contention telemetry); None where there is none (a child of an inner engine)."""
+        try:
+            return self.netns_pid(name)
+        except NotImplementedError:
+            return None

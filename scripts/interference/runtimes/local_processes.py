@@ -38,6 +38,11 @@ class LocalProcessRuntime(ContainerRuntime):
         )
         return proc
 
+    def entity_pid(self, name: str) -> int | None:
+        """The launched process: it joined the entity's cgroups before it ran anything."""
+        proc = self.procs.get(name)
+        return proc.pid if proc else None
+
     def _record(self, name: str) -> dict:
         path = self._command_file(name, ".json")
         return json.loads(path.read_text()) if path.exists() else {}

@@ -171,6 +171,9 @@ class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime
     def netns_pid(self, name: str) -> int:
         return self._init_pid(name, self.procs[name])
 
+    def entity_pid(self, name: str) -> int | None:
+        return self.netns_pid(name)  # the container's init (lxc-start itself stays outside)
+
     def _init_pid(self, name: str, proc) -> int:
         """The container's init, once LXC has made it (its network namespace is the container's)."""
         deadline = time.time() + 30

@@ -287,6 +287,11 @@ class NestedRuntime(OciCliRuntime):
         self.outer._cli("exec", parent, *rule)
 
     # -- network modes: children reach the host; the host reaches no child (inside the parent) --
+    def entity_pid(self, name: str) -> int | None:
+        # The inner engine's pids are the parent's namespace's, not this machine's: the child's
+        # telemetry is the host's alone.
+        return None
+
     def own_mode(self, network_mode: str) -> str:
         return network_mode.split("+")[1]
 

@@ -17,6 +17,7 @@ from interference.microservices import registry as microservices
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import (
     cases,
+    contention,
     execute,
     host_comparison,
     parse,
@@ -58,6 +59,8 @@ class PairsStudy(Study):
         # Two or more hosts (results imported from another machine); empty with one.
         "hosts": Table(_samples_table(lambda s, jobs: host_comparison.host_ratios(s))),
         "host_anova": Table(_samples_table(lambda s, jobs: host_comparison.host_anova(s))),
+        # Each measured iteration beside the run's telemetry over it (empty without telemetry).
+        "contention": Table(_samples_table(lambda s, jobs: contention.contention(s))),
     }
 
     def config_schema(self) -> dict:
@@ -172,11 +175,19 @@ class PairsStudy(Study):
             return [HERE / "parse.py", package / "microservices.py"]
         if step == "report":
             return sorted((HERE / "section").rglob("*.py")) + [HERE / "section.qmd"]
+        if step == "runs":
+            return [HERE / "runs.py", HERE / "cases.py"]
         # published.py reads the statistics tables with the report's loader.
         return [
             *(
                 HERE / f
-                for f in ("statistics.py", "significance.py", "runtime_ratios.py", "host_comparison.py")
+                for f in (
+                    "statistics.py",
+                    "significance.py",
+                    "runtime_ratios.py",
+                    "host_comparison.py",
+                    "contention.py",
+                )
             ),
             HERE / "published.py",
             package / "descriptive.py",

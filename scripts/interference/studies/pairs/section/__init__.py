@@ -6,6 +6,7 @@ parts live in one module each.
   results       the papers' tables per microservice, bars of means, IR bars, IR heat map
   runtimes      Case 1 baselines per runtime, relative to bare metal (or docker)
   hosts         every case on each host relative to the first host, host × case ANOVA
+  contention    pressure, throttling and memory failures per case; performance against CPU pressure
   significance  ANOVA and Tukey HSD with their generated sentences
   comparison    the published values beside ours (results/stats/pairs/published.tsv)
   quality       samples left out, failures, variation, notes, limits read back
@@ -20,6 +21,7 @@ from interference.report.blocks import Block, md
 from interference.report.format import and_list, pct, plural
 from interference.report.format import signed as ir_str
 from interference.studies.pairs.section.comparison import Comparison
+from interference.studies.pairs.section.contention import Contention
 from interference.studies.pairs.section.data import CASE_NAME, PairsData
 from interference.studies.pairs.section.hosts import Hosts
 from interference.studies.pairs.section.method import Method
@@ -29,7 +31,9 @@ from interference.studies.pairs.section.runtimes import Runtimes
 from interference.studies.pairs.section.significance import Significance
 
 
-class PairsSection(Method, Results, Runtimes, Hosts, Significance, Comparison, Quality, PairsData):
+class PairsSection(
+    Method, Results, Runtimes, Hosts, Contention, Significance, Comparison, Quality, PairsData
+):
     """Every part of the pair study's section, from the Document's stats folder."""
 
     def abstract(self) -> list[Block]:

@@ -1,0 +1,43 @@
+"""The contention behind each measurement: per measured iteration, its performance relative to
+the Case 1 mean of the same host, runtime, target and metric (above 1: better, whatever the
+metric's direction) beside the run's telemetry over that iteration (interference.telemetry:
+the host's pressure stall shares and context switches, the member's CPU throttling and memory
+failures). results/stats/pairs/contention.tsv; empty when the runs have no telemetry."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from interference.studies.pairs.statistics import BASELINE
+
+TELEMETRY = [
+    "psi_cpu_some",
+    "psi_cpu_full",
+    "psi_memory_some",
+    "psi_memory_full",
+    "psi_io_some",
+    "psi_io_full",
+    "ctxt_per_s",
+    "cpu_cores",
+    "throttled",
+    "nr_throttled",
+    "memory_failcnt",
+    "oom_kill",
+]
+KEYS = ["host", "runtime", "case", "target", "partner", "member", "repetition", "iteration", "metric"]
+COLUMNS = [*KEYS, "value", "relative", *TELEMETRY]
+
+
+def contention(samples: pd.DataFrame) -> pd.DataFrame:
+    if not set(TELEMETRY) & set(samples.columns):
+        return pd.DataFrame(columns=COLUMNS)
+    d = samples[(samples["status"] == "ok") & samples["value"].notna()].copy()
+    d = d[d["in_overlap"].astype(str) == "True"]
+    for c in TELEMETRY:
+        d[c] = pd.to_numeric(d[c], errors="coerce") if c in d else float("nan")
+    group = ["host", "runtime", "target", "metric"]
+    base = d[d["case"] == BASELINE].groupby(group)["value"].mean().rename("baseline")
+    d = d.join(base, on=group)
+    higher = d["higher_is_better"].astype(str) == "True"
+    d["relative"] = (d["value"] / d["baseline"]).where(higher, d["baseline"] / d["value"])
+    return d[COLUMNS].sort_values(KEYS, kind="stable").reset_index(drop=True)

@@ -1,0 +1,109 @@
+"""Contention telemetry (results/stats/pairs/contention.tsv): how much the host's tasks waited for
+CPU, memory and I/O, and how much the members were throttled, in each case, and how a measured
+iteration's performance relates to the CPU pressure while it ran."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from scipy import stats
+
+from interference.report.blocks import Block, md
+from interference.report.format import esc, num, p_str, pct, plural
+from interference.studies.pairs.contention import TELEMETRY
+from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME
+
+SHARES = ["psi_cpu_some", "psi_cpu_full", "psi_memory_some", "psi_io_some", "throttled"]
+COUNTS = ["nr_throttled", "memory_failcnt", "oom_kill"]
+
+
+def pressure_figure(d, targets: list[str]) -> Figure:
+    """Per target: each measured iteration's relative performance against the host's CPU pressure."""
+    fig = Figure(figsize=(min(3.2 * len(targets), 9.6), 3.3), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(targets), sharey=True))
+    for ax, target in zip(axes, targets):
+        t = d[d["target"] == target]
+        for case, c in t.groupby("case", sort=True):
+            ax.scatter(100 * c["psi_cpu_some"], c["relative"], s=12, alpha=0.7, color=CASE_COLOR.get(case),
+                       label=CASE_NAME.get(case, case), edgecolors="none")  # fmt: skip
+        ax.axhline(1, color="#444444", linewidth=0.6)
+        ax.set_title(target, fontsize=9)
+        ax.set_xlabel("host CPU pressure, some (% of time)")
+        ax.grid(True)
+    axes[0].set_ylabel("performance / Case 1 mean")
+    axes[-1].legend(fontsize=7, loc="best")
+    return fig
+
+
+class Contention:
+    def contention_blocks(self) -> list[Block]:
+        d = self.doc.stats.table("pairs", "contention", ["value", "relative", *TELEMETRY])
+        if d.empty or "psi_cpu_some" not in d or d["psi_cpu_some"].isna().all():
+            return [md("These runs carry no contention telemetry (`telemetry_interval_s: 0`, or results of a version "
+                       "before it); run them again to see pressure and throttling here.")]  # fmt: skip
+        interval = self.doc.config.get("telemetry_interval_s")
+        blocks = [
+            md(f"During every run the runner sampled, every {esc(interval)} s, the host's pressure stall "
+               "information (the share of time some or all runnable tasks waited for CPU, memory or I/O), its "
+               "context switches, and each container's CPU throttling and memory-limit failures from its cgroup; "
+               "each value below is taken over the measured iteration itself (counters interpolated between "
+               "samples).")
+        ]  # fmt: skip
+        per_iteration = d.drop_duplicates(["host", "runtime", "case", "target", "partner", "member", "repetition",
+                                           "iteration"])  # fmt: skip
+        rows = []
+        for (host, runtime, case), g in per_iteration.groupby(["host", "runtime", "case"], sort=True):
+            rows.append(
+                [f"{host} / {runtime}", CASE_NAME.get(case, case), str(len(g))]
+                + [pct(g[c].mean(), 1, sign=False) if g[c].notna().any() else "–" for c in SHARES]
+                + [num(g["ctxt_per_s"].mean(), 0)]
+                + [num(g[c].sum(), 0) if g[c].notna().any() else "–" for c in COUNTS]
+            )
+        blocks.append(
+            self.table(
+                [
+                    "Host / runtime",
+                    "Case",
+                    "Iter.",
+                    "CPU some",
+                    "CPU full",
+                    "Mem. some",
+                    "I/O some",
+                    "Throttled",
+                    "Ctx sw./s",
+                    "Thr. periods",
+                    "Mem. failures",
+                    "OOM kills",
+                ],
+                rows,
+                "Contention per case: mean shares of each measured iteration's time (CPU, memory, I/O "
+                "pressure, some or full: host-wide; throttled: the member's cgroup), context switches per "
+                "second (host), and the member's throttled CFS periods, memory-limit failures and OOM kills "
+                "summed over the iterations; – where no value was taken (results/stats/pairs/contention.tsv).",
+                numeric_from=2,
+            )  # fmt: skip
+        )
+        concurrent = d[(d["case"] != "1") & d["relative"].notna() & d["psi_cpu_some"].notna()]
+        targets = list(dict.fromkeys(concurrent["target"]))
+        if targets:
+            blocks.append(
+                self.figure(
+                    pressure_figure(d[d["relative"].notna()], targets),
+                    "Each measured iteration's performance relative to its Case 1 mean (above 1: better) against "
+                    "the host's CPU pressure during it, per target microservice and case.",
+                    alt="Scatter plots of relative performance against host CPU pressure per microservice",
+                )
+            )
+            sentences = []
+            for target in targets:
+                t = concurrent[concurrent["target"] == target]
+                if len(t) >= 5 and t["psi_cpu_some"].nunique() > 1:
+                    rho, p = stats.spearmanr(t["psi_cpu_some"], t["relative"])
+                    sentences.append(f"{esc(target)} ρ = {num(rho, 2)} ({p_str(p)}, "
+                                     f"{plural(len(t), 'sample')})")  # fmt: skip
+            if sentences:
+                blocks.append(
+                    md("Spearman's rank correlation of performance with CPU pressure in the concurrent cases "
+                       f"(negative: slower when tasks waited more for CPU): {'; '.join(sentences)}.")
+                )  # fmt: skip
+        return blocks

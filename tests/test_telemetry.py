@@ -1,0 +1,111 @@
+"""Contention telemetry: a real throttled cgroup seen by the sampler, and the join to iterations."""
+
+import os
+import subprocess
+import time
+
+import pandas as pd
+import pytest
+
+from interference import telemetry
+from interference.runtimes import cgroups
+
+
+def test_host_counters_have_pressure_and_context_switches():
+    c = telemetry.host_counters()
+    assert c["ctxt"] > 0
+    if os.path.exists("/proc/pressure/cpu"):
+        assert {"psi_cpu_some_us", "psi_memory_full_us", "psi_io_some_us"} <= set(c)
+
+
+def test_cgroup_dirs_v1_and_v2(tmp_path):
+    v1 = telemetry.cgroup_dirs("5:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n2:pids:/x\n", tmp_path)
+    assert v1 == {
+        "cpu": tmp_path / "cpu,cpuacct/docker/abc",
+        "cpuacct": tmp_path / "cpu,cpuacct/docker/abc",
+        "memory": tmp_path / "memory/docker/abc",
+    }
+    assert telemetry.cgroup_dirs("0::/system.slice/x\n", tmp_path) == {"v2": tmp_path / "system.slice/x"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="makes cgroups")
+def test_sampler_sees_a_busy_process_throttled_by_its_quota(tmp_path):
+    folders = cgroups.create("telemetry-test", cpus=0.2, memory="64m")
+    proc = None
+    try:
+        proc = subprocess.Popen(
+            ["sh", "-c", "while :; do :; done"], preexec_fn=lambda: cgroups.join(folders, os.getpid())
+        )
+        path = tmp_path / "telemetry.tsv"
+        with telemetry.Sampler(path, 0.2, lambda name: proc.pid) as sampler:
+            sampler.watch("busy")
+            time.sleep(0.3)  # its first sample
+            start = time.time()
+            time.sleep(1.5)
+            end = time.time()
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        cgroups.kill_and_remove("telemetry-test")
+    tel = telemetry.read(path)
+    assert sampler.samples >= 5 and set(tel["source"]) == {"host", "busy"}
+    busy = telemetry.per_interval(tel, "busy", start, end)
+    assert busy["nr_throttled"] > 0 and 0 < busy["throttled"] <= 1.05
+    assert busy["memory_failcnt"] == 0 and busy["oom_kill"] == 0
+    host = telemetry.per_interval(tel, "host", start + 0.3, end - 0.3)
+    assert host["ctxt_per_s"] > 0 and 0 <= host.get("psi_cpu_some", 0) <= 1
+
+
+def test_attach_gives_each_row_its_members_entity_and_the_host():
+    tel = pd.DataFrame(
+        [(t, "host", "psi_cpu_some_us", 500_000 * t) for t in (0.0, 1.0, 2.0, 3.0)]
+        + [(t, "c1", "throttled_ns", 250_000_000 * t) for t in (0.0, 1.0, 2.0)]
+        + [(t, "c2", "nr_throttled", 10 * t) for t in (1.0, 2.0, 3.0)],
+        columns=telemetry.COLUMNS,
+    )
+    meta = {
+        "telemetry": {"interval_s": 1.0, "file": "telemetry.tsv"},
+        "containers": [
+            {"name": "c1", "role": "member1"},
+            {"name": "c2", "role": "member2"},
+            {"name": "s", "role": "server for member1"},
+        ],
+    }
+    df = pd.DataFrame({"start": [0.5, 1.0, 3.2], "end": [1.5, 3.0, 3.5], "member": [1, 2, 1]})
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        tel.to_csv(Path(d) / "telemetry.tsv", sep="\t", index=False)
+        out = telemetry.attach(df, meta, Path(d))
+    assert out.loc[0, "psi_cpu_some"] == pytest.approx(0.5) and out.loc[0, "throttled"] == pytest.approx(0.25)
+    assert out.loc[1, "nr_throttled"] == pytest.approx(20) and pd.isna(out.loc[1, "throttled"])
+    # Past the host's last sample: no host value; c1 ended at 2 s, before the row began.
+    assert pd.isna(out.loc[2, "psi_cpu_some"]) and pd.isna(out.loc[2, "throttled"])
+
+
+def test_contention_relates_each_iteration_to_its_case1_mean():
+    from interference.studies.pairs.contention import contention
+
+    rows = []
+    for case, partner, values, psi in (("1", "", [10.0, 12.0], 0.0), ("3a", "S", [5.5, 5.5], 0.4)):
+        for i, v in enumerate(values, 1):
+            for metric, hib, value in (("gflops", True, v), ("seconds", False, v)):
+                rows.append({"host": "h", "runtime": "docker", "case": case, "target": "L", "partner": partner,
+                             "member": 1, "repetition": 1, "iteration": i, "metric": metric, "value": value,
+                             "higher_is_better": hib, "in_overlap": True, "status": "ok",
+                             "psi_cpu_some": str(psi), "throttled": ""})  # fmt: skip
+    rows.append({**rows[-1], "iteration": 9, "status": "exit 1", "value": None})
+    out = contention(pd.DataFrame(rows)).set_index(["case", "metric", "iteration"])
+    assert out.loc[("3a", "gflops", 1), "relative"] == pytest.approx(0.5)  # 5.5 / 11: worse
+    assert out.loc[("3a", "seconds", 1), "relative"] == pytest.approx(2.0)  # 11 / 5.5: better
+    assert out.loc[("3a", "gflops", 1), "psi_cpu_some"] == pytest.approx(0.4)
+    assert out["throttled"].isna().all() and out["oom_kill"].isna().all()
+    assert ("3a", "seconds", 9) not in out.index  # a failed iteration has no performance
+
+
+def test_no_telemetry_columns_give_an_empty_table():
+    from interference.studies.pairs.contention import COLUMNS, contention
+
+    assert list(contention(pd.DataFrame({"value": [1.0], "status": ["ok"]})).columns) == COLUMNS
