@@ -160,3 +160,15 @@ def test_an_unavailable_runtime_stops_snakemake_before_any_image(tmp_path):
     out = r.stdout + r.stderr
     assert "Nothing was built or run: runtime 'docker'" in out and "dockerd" in out
     assert not (tmp_path / "results").exists()
+
+
+def test_bonnie_needs_twice_the_memory_unless_direct_io():
+    from interference.studies import StudyConfigError
+    from interference.studies.pairs import PairsStudy
+
+    buffered = {"file_size_mb": 512, "ram_mb": 256, "direct_io": False}
+    with pytest.raises(StudyConfigError, match=r"ram_mb has the value 256, below limits.memory .*direct_io"):
+        PairsStudy._check_bonnie(buffered, "1g")
+    PairsStudy._check_bonnie({**buffered, "direct_io": True}, "1g")  # O_DIRECT: no page cache to outgrow
+    with pytest.raises(StudyConfigError, match="twice sizes.B.ram_mb"):
+        PairsStudy._check_bonnie({**buffered, "file_size_mb": 300, "direct_io": True}, "1g")

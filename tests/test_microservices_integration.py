@@ -18,8 +18,9 @@ pytestmark = [pytest.mark.integration, requires_engine]
 
 LIMITS = {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"}
 SIZES = {
-    # 256 MB is too small to measure on a fast disk (+++++) but exercises the scratch volume.
-    "B": {"file_size_mb": 256, "ram_mb": 128, "seeks": 8192, "files_k": 0},
+    # 256 MB is too small to measure on a fast disk (+++++) but exercises the scratch volume,
+    # and bonnie++'s O_DIRECT (-D) path.
+    "B": {"file_size_mb": 256, "ram_mb": 128, "seeks": 8192, "files_k": 0, "direct_io": True},
     "NS": {"duration_s": 1},
     "NR": {"duration_s": 2},
     "Y": {"digits": 200000},
@@ -107,6 +108,7 @@ def test_case1_bonnie_uses_and_removes_its_scratch_volume(images, tmp_path):
         made.add(f"volume {c['name']}-scratch-b")
     assert len(made) == 2
     assert made == {r for r in meta["leftovers_removed"] if r.startswith("volume ")}
+    assert "BONNIE_DIRECT_IO=true" in meta["containers"][0]["argv"]
     rows = parse_run(tmp_path / "b/meta.json")
     assert len(rows) == 8
     for _, row in rows.iterrows():

@@ -40,7 +40,11 @@ class Microservice:
 
     def container_env(self, sizes: dict) -> dict[str, str]:
         """Environment variables that carry this microservice's workload size."""
-        return {spec["env"]: str(sizes[key]) for key, spec in self.parameters.items()}
+
+        def text(v) -> str:
+            return ("true" if v else "false") if isinstance(v, bool) else str(v)  # shell-style
+
+        return {spec["env"]: text(sizes[key]) for key, spec in self.parameters.items()}
 
 
 def _load(path: Path) -> Microservice:

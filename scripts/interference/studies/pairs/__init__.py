@@ -100,19 +100,21 @@ class PairsStudy(Study):
 
     @staticmethod
     def _check_bonnie(sizes: dict, memory: str) -> None:
-        """The papers' rule: Bonnie++'s data set is at least twice the container's memory, so
-        the page cache cannot hold it (bonnie++ itself refuses less than twice its -r)."""
+        """The papers' rule for buffered I/O: Bonnie++'s data set is at least twice the
+        container's memory, so the page cache cannot hold it (bonnie++ itself refuses less than
+        twice its -r). With direct_io the block tests bypass the page cache: any size will do."""
         if sizes["file_size_mb"] < 2 * sizes["ram_mb"]:
             raise StudyConfigError(
                 f"key studies.pairs.sizes.B.file_size_mb has the value {sizes['file_size_mb']}, but "
                 f"bonnie++ refuses a data set under twice sizes.B.ram_mb ({sizes['ram_mb']}); "
                 f"use at least {2 * sizes['ram_mb']}"
             )
-        if sizes["ram_mb"] < memory_mib(memory):
+        if not sizes.get("direct_io") and sizes["ram_mb"] < memory_mib(memory):
             raise StudyConfigError(
                 f"key studies.pairs.sizes.B.ram_mb has the value {sizes['ram_mb']}, below limits.memory "
                 f"({memory} = {memory_mib(memory):g} MiB): the papers' rule is a Bonnie++ data set of at "
-                f"least twice the container's memory; use sizes.B.ram_mb >= {memory_mib(memory):g}"
+                f"least twice the container's memory; use sizes.B.ram_mb >= {memory_mib(memory):g} "
+                "(or sizes.B.direct_io: true, which bypasses the page cache)"
             )
 
     def needs(self, cfg: dict) -> set[str]:
