@@ -195,12 +195,16 @@ def test_every_iteration_has_its_contention_telemetry(workdir):
     # The host's pressure and context switches over every iteration, on every runtime.
     assert df["psi_cpu_some"].between(0, 1).all() and (df["ctxt_per_s"] > 0).all()
     # Each member's own cgroup where its process is on this machine (not the inner engine's children).
-    # (Case 3b: sampled from before the window opened; Case 1's iterations may begin before their
-    # container's first sample, and then get no values rather than a part.)
-    own = df[(df["runtime"] != "nested") & (df["case"] == "3b")]
-    assert own["memory_failcnt"].notna().all() and (own["oom_kill"] == 0).all()
-    assert (own["nr_throttled"] == 0).all()  # cpuset limits: no CFS quota to be throttled by
-    docker = own[own["runtime"] == "docker"]
+    # Case 3b's containers are sampled from before the window opens; an iteration that ends after
+    # its container's last sample (the last ones: the cgroup goes with the container) and Case 1's
+    # short iterations, begun before their container's first sample, get no values rather than a part.
+    own = df[(df["runtime"] != "nested") & (df["case"] == "3b") & df["in_overlap"]]
+    for runtime, d in own.groupby("runtime"):
+        assert d["memory_failcnt"].notna().mean() > 0.85, runtime
+    seen = own[own["memory_failcnt"].notna()]
+    assert (seen["oom_kill"] == 0).all() and (seen["memory_failcnt"] == 0).all()
+    assert (seen["nr_throttled"] == 0).all()  # cpuset limits: no CFS quota to be throttled by
+    docker = seen[seen["runtime"] == "docker"]
     assert docker["cpu_cores"].between(0.3, 2.05).all()  # each member kept its core busy
     assert df[df["runtime"] == "nested"]["memory_failcnt"].isna().all()
 

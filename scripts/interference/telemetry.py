@@ -179,32 +179,43 @@ def read(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, sep="\t", dtype={"source": str, "counter": str})
 
 
-def per_interval(tel: pd.DataFrame, source: str, start: float, end: float) -> dict[str, float]:
-    """Each of source's counters over [start, end]: PSI and throttled time as a fraction of the
-    interval, ctxt and cpu usage per second, events (throttled periods, failcnt, OOM kills) as
-    counts. Counters are interpolated linearly between samples; an interval outside the samples
-    gets nothing."""
+def _rate(counter: str, delta, seconds) -> tuple[str, object]:
+    """A counter's increase over an interval as the column it becomes."""
+    if counter.endswith("_us"):  # stall time: a share of the interval
+        return counter.removesuffix("_us"), delta / 1e6 / seconds
+    if counter == "throttled_ns":
+        return "throttled", delta / 1e9 / seconds
+    if counter == "cpu_usage_ns":
+        return "cpu_cores", delta / 1e9 / seconds
+    if counter == "ctxt":
+        return "ctxt_per_s", delta / seconds
+    return counter, delta  # events: a count
+
+
+def rates(samples: pd.DataFrame, starts, ends) -> dict[str, np.ndarray]:
+    """One source's counters over each interval [starts[i], ends[i]]: PSI and throttled time as
+    a share of the interval, ctxt and CPU time per second, events as counts. Counters are
+    interpolated linearly between samples; an interval not wholly within the samples gets NaN."""
+    starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
     out = {}
-    d = tel[tel["source"] == source]
-    if end <= start:
-        return out
-    for counter, c in d.groupby("counter"):
+    for counter, c in samples.groupby("counter"):
         t, v = c["time"].to_numpy(float), c["value"].to_numpy(float)
-        if len(t) < 2 or start < t[0] or end > t[-1]:
-            continue
-        delta = float(np.interp(end, t, v) - np.interp(start, t, v))
-        seconds = end - start
-        if counter.endswith("_us"):
-            out[counter.removesuffix("_us")] = delta / 1e6 / seconds
-        elif counter == "throttled_ns":
-            out["throttled"] = delta / 1e9 / seconds
-        elif counter == "cpu_usage_ns":
-            out["cpu_cores"] = delta / 1e9 / seconds
-        elif counter == "ctxt":
-            out["ctxt_per_s"] = delta / seconds
-        else:
-            out[counter] = delta
+        inside = (
+            (ends > starts) & (starts >= t[0]) & (ends <= t[-1])
+            if len(t) >= 2
+            else np.zeros(len(starts), bool)
+        )
+        name, value = _rate(
+            counter, np.interp(ends, t, v) - np.interp(starts, t, v), np.where(inside, ends - starts, 1)
+        )
+        out[name] = np.where(inside, value, np.nan)
     return out
+
+
+def per_interval(tel: pd.DataFrame, source: str, start: float, end: float) -> dict[str, float]:
+    """rates() of one source over one interval, without the NaNs."""
+    got = rates(tel[tel["source"] == source], [start], [end])
+    return {k: float(v[0]) for k, v in got.items() if not np.isnan(v[0])}
 
 
 def _entities_of(meta: dict, member) -> list[str]:
@@ -226,24 +237,31 @@ def attach(df: pd.DataFrame, meta: dict, raw_dir: Path) -> pd.DataFrame:
     if not info or df.empty or not {"start", "end"} <= set(df.columns):
         return df
     tel = read(raw_dir / info["file"])
-    host = tel[tel["source"] == "host"]
-    entities = {s: tel[tel["source"] == s] for s in tel["source"].unique() if s != "host"}
-    cache: dict[tuple, dict] = {}
-    extra = []
-    for row in df[["start", "end", *(["member"] if "member" in df.columns else [])]].itertuples(index=False):
-        key = tuple(row)
-        if key not in cache:
-            start, end = float(row.start), float(row.end)
-            values = per_interval(host, "host", start, end)
-            for name in _entities_of(meta, getattr(row, "member", None)):
-                e = entities.get(name)
-                # Only an entity sampled before and after the row's interval: a cgroup's last counts
-                # go with it when its container ends, so a short Case 1 iteration between a
-                # container's first sample and its end gets no entity values rather than a part.
-                if e is not None and len(e) and e["time"].min() <= start and end <= e["time"].max():
-                    got = per_interval(e, name, start, end)
-                    values |= {("cgroup_" + k if k.startswith("psi_") else k): v for k, v in got.items()}
-                    break
-            cache[key] = values
-        extra.append(cache[key])
-    return pd.concat([df.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
+    starts = pd.to_numeric(df["start"], errors="coerce").to_numpy(float)
+    ends = pd.to_numeric(df["end"], errors="coerce").to_numpy(float)
+    extra = pd.DataFrame(rates(tel[tel["source"] == "host"], starts, ends), index=df.index)
+    by_source = dict(iter(tel[tel["source"] != "host"].groupby("source")))
+    if "member" in df.columns:
+        for member in df["member"].dropna().unique():
+            rows = (df["member"] == member).to_numpy() & ~np.isnan(starts)
+            # Each row from the first of its member's entities that was sampled before and after
+            # it: a cgroup's last counts go with it when its container ends, so a short Case 1
+            # iteration between a container's first sample and its end gets no entity values
+            # rather than a part of them.
+            for name in _entities_of(meta, member):
+                if name not in by_source or not rows.any():
+                    continue
+                got = rates(by_source[name], starts[rows], ends[rows])
+                covered = (
+                    ~np.all([np.isnan(v) for v in got.values()], axis=0)
+                    if got
+                    else np.zeros(rows.sum(), bool)
+                )
+                where = np.flatnonzero(rows)[covered]
+                for k, v in got.items():
+                    column = "cgroup_" + k if k.startswith("psi_") else k
+                    if column not in extra:
+                        extra[column] = np.nan
+                    extra.loc[df.index[where], column] = v[covered]
+                rows[where] = False  # taken
+    return pd.concat([df, extra], axis=1)
