@@ -1,5 +1,7 @@
 """The case matrix, limits per case, overlap marking and container command lines."""
 
+from pathlib import Path
+
 import pytest
 
 from interference.studies.pairs import cases
@@ -171,3 +173,57 @@ def test_runner_fails_cleanly_without_engine(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "Docker engine does not answer" in err and "Start it with" in err
     assert not (tmp_path / "m").exists()
+
+
+def test_adaptive_precision_is_the_relative_ci_half_width_of_each_mean():
+    from interference.studies.pairs.adaptive import case1_done, relative_half_widths
+
+    p = relative_half_widths({"gflops": [10.0, 10.2, 9.8, 10.0], "one": [5.0], "zero": [0.0, 0.0]})
+    # t(0.975, 3) = 3.182; sd 0.1633, n 4: half-width 0.2598 of a mean of 10.
+    assert p["gflops"] == pytest.approx(0.02598, rel=1e-3) and p["one"] is None and p["zero"] is None
+    assert case1_done({"a": 0.01, "b": 0.019}, 0.02) and not case1_done({"a": 0.01, "b": None}, 0.02)
+    assert not case1_done({}, 0.02)
+
+
+def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_path):
+    import threading
+    import time
+
+    from interference.loop import START_FILE, write_start_file
+    from interference.studies.pairs.adaptive import extend_window
+
+    dirs = [tmp_path / "member1-L", tmp_path / "member2-S"]
+    for d in dirs:
+        d.mkdir()
+    start_at, end = write_start_file(tmp_path, 2)
+    stop = threading.Event()
+
+    def member(d: Path, pace: float):  # a loop writing one iteration every `pace` seconds
+        time.sleep(max(0.0, start_at - time.time()))
+        i = 0
+        while not stop.is_set():
+            t0 = time.time()
+            time.sleep(pace)
+            i += 1
+            with open(d / "iterations.tsv", "a") as f:
+                f.write(f"{i}\t{t0}\t{time.time()}\t0\n")
+
+    threads = [threading.Thread(target=member, args=(d, p)) for d, p in zip(dirs, (0.2, 1.0))]
+    for t in threads:
+        t.start()
+    try:
+        got = extend_window(tmp_path, dirs, start_at, end, {"min_overlap_samples": 4, "window_cap_s": 20}, 60)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert got["stopped_by"] == "samples reached" and min(got["counts_at_close"]) >= 4
+    assert 2 < got["window_s"] <= 20 and got["extended_s"] > 0 and got["moves"]
+    assert (tmp_path / START_FILE).read_text().split() == [
+        f"{start_at:.0f}",
+        f"{start_at + got['window_s']:.0f}",
+    ]
+    # A cap shorter than the samples need: the window stops at the cap.
+    capped = extend_window(tmp_path, dirs, time.time() - 10, time.time() + 0.5, {"min_overlap_samples": 99,
+                           "window_cap_s": 12}, 60)  # fmt: skip
+    assert capped["stopped_by"] == "window cap"

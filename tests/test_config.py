@@ -19,7 +19,9 @@ def with_pairs(**patch) -> dict:
     return cfg
 
 
-@pytest.mark.parametrize("name", ["ci", "config", "paper", "runtimes", "apptainer-ci"])
+@pytest.mark.parametrize(
+    "name", ["ci", "config", "paper", "runtimes", "apptainer-ci", "adaptive", "paper004-two-hosts"]
+)
 def test_shipped_configs_are_valid(name):
     cfg = load(REPO / "config" / f"{name}.yaml")
     pairs = cfg["studies"]["pairs"]
@@ -52,6 +54,17 @@ def test_defaults_are_filled():
         ({"sizes": {"L": {"n": "big"}}}, "studies.pairs.sizes.L.n", '"big"'),
         ({"sizes": {"L": {"m": 3}}}, "studies.pairs.sizes.L", "'m'"),
         ({"limits": {"cpus": 2}}, "studies.pairs.limits.cpus", "2"),
+        ({"adaptive": {"target_ci": 0.02}}, "studies.pairs.adaptive", "'max_iterations'"),
+        (
+            {"adaptive": {"target_ci": 0.02, "max_iterations": 3}},
+            "studies.pairs.adaptive.max_iterations",
+            "3",
+        ),
+        (
+            {"adaptive": {"min_overlap_samples": 5, "window_cap_s": 10}},
+            "studies.pairs.adaptive.window_cap_s",
+            "10",
+        ),
     ],
 )
 def test_bad_values_name_key_and_value(patch, key, value):

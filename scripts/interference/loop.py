@@ -41,10 +41,15 @@ def write_start_file(outdir: Path, window_s: float = 0) -> tuple[float, float]:
     seconds: the loop compares `date +%s` with them."""
     start_at = float(math.ceil(time.time() + START_MARGIN_S))
     end = start_at + window_s
+    move_window_end(outdir, start_at, end)
+    return start_at, end
+
+
+def move_window_end(outdir: Path, start_at: float, end: float) -> None:
+    """(Re)write the start file; the loops read the end again before each iteration."""
     tmp = outdir / f"{START_FILE}.tmp"
     tmp.write_text(f"{start_at:.0f} {end:.0f}\n")
     tmp.rename(outdir / START_FILE)  # appears whole
-    return start_at, end
 
 
 def status_of(exit_code: int, seconds: float, timeout_s: float) -> str:

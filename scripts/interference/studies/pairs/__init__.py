@@ -97,6 +97,18 @@ class PairsStudy(Study):
             )
         if "B" in cfg["microservices"]:
             self._check_bonnie(cfg["sizes"]["B"], limits["memory"])
+        adaptive = cfg.get("adaptive", {})
+        if adaptive.get("max_iterations", cfg["iterations"]) < cfg["iterations"]:
+            raise StudyConfigError(
+                f"key studies.pairs.adaptive.max_iterations has the value {adaptive['max_iterations']}, below "
+                f"iterations ({cfg['iterations']}), the minimum it continues from"
+            )
+        for case in set(cfg["cases"]) - {"1"}:
+            if adaptive.get("window_cap_s", cfg["window_s"][case]) < cfg["window_s"][case]:
+                raise StudyConfigError(
+                    f"key studies.pairs.adaptive.window_cap_s has the value {adaptive['window_cap_s']}, below "
+                    f"window_s of Case {case} ({cfg['window_s'][case]}), the window it extends"
+                )
 
     @staticmethod
     def _check_bonnie(sizes: dict, memory: str) -> None:
@@ -159,10 +171,16 @@ class PairsStudy(Study):
             "limits": copy.deepcopy(cfg["limits"]),
             "sizes": {m: cfg["sizes"][m] for m in members},
         }
+        # The stopping rules, only where configured: runs with fixed counts keep their settings.
+        adaptive = cfg.get("adaptive", {})
         if case == "1":
             out["iterations"] = cfg["iterations"]
+            if "target_ci" in adaptive:
+                out["adaptive"] = {k: adaptive[k] for k in ("target_ci", "max_iterations")}
         else:
             out["window_s"] = cfg["window_s"][case]
+            if "min_overlap_samples" in adaptive:
+                out["adaptive"] = {k: adaptive[k] for k in ("min_overlap_samples", "window_cap_s")}
         return out
 
     def execute(self, run) -> dict:

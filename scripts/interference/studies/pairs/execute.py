@@ -7,8 +7,9 @@
       member<k>-<id>/limits.txt     cgroup limits as read back inside the container
       containers.log                the containers' own output
 
-Case 1 runs `iterations` fresh containers one after another. Cases 2/3 start both members
-together and loop until the window closes. A failing or hanging benchmark becomes a failed
+Case 1 runs `iterations` fresh containers one after another (or, with an adaptive rule, on to
+the precision asked for). Cases 2/3 start both members together and loop until the window closes
+(which an adaptive rule may move later: adaptive.py). A failing or hanging benchmark becomes a failed
 iteration in meta.json; only an unusable engine fails the job. The generic runner
 (interference.runner) takes the lock, removes what the run made and writes meta.json."""
 
@@ -26,6 +27,7 @@ from interference.loop import (
 )
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
+from interference.studies.pairs import adaptive
 from interference.studies.pairs.cases import image_for, limits_for, mark_overlap, members_of
 
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
@@ -42,6 +44,7 @@ class CaseRun:
         self.members = members_of(self.s["pair"])
         self.network = None
         self.servers: dict[int, str] = {}
+        self.stopping: dict | None = None  # what an adaptive rule decided (config adaptive)
 
     # -- container specs -------------------------------------------------------------
     def member_dir(self, k: int) -> str:
@@ -106,7 +109,9 @@ class CaseRun:
     def run_case1(self) -> None:
         ms_id = self.members[0]
         limits = limits_for("1", 0, self.s["limits"])
-        for it in range(1, self.s["iterations"] + 1):
+        rule = self.s.get("adaptive")  # else exactly `iterations`
+        last = rule["max_iterations"] if rule else self.s["iterations"]
+        for it in range(1, last + 1):
             name = self.ctx.name(f"{it:04d}")
             cmd = self.server_env(0) + loop_command(
                 ms_id, self.member_dir(0), it, time.time(), "count", 1, self.s["iteration_timeout_s"]
@@ -114,6 +119,20 @@ class CaseRun:
             self.ctx.start(self.spec(name, ms_id, cmd, [ms_id], limits), "member1")
             self.ctx.wait_all([name], time.time() + self.s["iteration_timeout_s"] + WAIT_MARGIN_S)
             self.ctx.runtime.remove(name)  # the papers' `docker run --rm`: a fresh container each iteration
+            if rule and it >= self.s["iterations"]:
+                precision = adaptive.case1_precision(
+                    self.outdir / self.member_dir(0), self.ms[ms_id], self.s["iteration_timeout_s"]
+                )
+                done = adaptive.case1_done(precision, rule["target_ci"])
+                self.stopping = {
+                    "rule": f"95 % CI of every metric's mean within +-{rule['target_ci']:g} of it, "
+                    f"{self.s['iterations']} to {rule['max_iterations']} iterations",
+                    "iterations_run": it,
+                    "ci_half_width": precision,
+                    "stopped_by": "precision reached" if done else "max_iterations",
+                }
+                if done:
+                    break
 
     def run_concurrent(self) -> None:
         case = self.s["case"]
@@ -147,7 +166,13 @@ class CaseRun:
                     self.spec(name, m, cmd, [m], limits_for(case, k, self.s["limits"])), f"member{k + 1}"
                 )
                 names.append(name)
-        _, deadline = write_start_file(self.outdir, self.s["window_s"])
+        start_at, deadline = write_start_file(self.outdir, self.s["window_s"])
+        if self.s.get("adaptive"):
+            dirs = [self.outdir / self.member_dir(k) for k in range(len(self.members))]
+            self.stopping = adaptive.extend_window(
+                self.outdir, dirs, start_at, deadline, self.s["adaptive"], timeout_s
+            )
+            deadline = self.stopping.pop("end")
         self.ctx.wait_all(names, deadline + timeout_s + WAIT_MARGIN_S)
 
     # -- what meta.json gets -----------------------------------------------------------
@@ -173,11 +198,13 @@ class CaseRun:
             lo, hi = mark_overlap([m["iterations"] for m in members])
             out["overlap"] = {"start": lo, "end": hi, "window_s": self.s["window_s"]}
         out["members"] = members
+        out["stopping"] = self.stopping
         its = [it for m in members for it in m["iterations"]]
         out["n_iterations"] = len(its)
         out["n_failed"] = sum(it["status"] != "ok" for it in its)
-        if self.s["case"] == "1":
-            out["n_failed"] += self.s["iterations"] - len(its)  # containers that never ran an iteration
+        if self.s["case"] == "1":  # containers that never ran an iteration
+            ran = self.stopping["iterations_run"] if self.stopping else self.s["iterations"]
+            out["n_failed"] += ran - len(its)
         else:  # a member that never ran an iteration in the window failed as a whole
             silent = [m["microservice"] for m in members if not m["iterations"]]
             out["n_failed"] += len(silent)

@@ -72,6 +72,16 @@ def run_row(meta: dict) -> dict:
         if overlap.get("start") is not None and overlap.get("end") is not None
         else None,
     }
+    # An adaptive stopping rule's decision (config adaptive): empty with fixed counts.
+    stop = meta.get("stopping") or {}
+    half = [v for v in (stop.get("ci_half_width") or {}).values() if v is not None]
+    row.update(
+        stopping_rule=stop.get("rule", ""),
+        stopped_by=stop.get("stopped_by", ""),
+        ci_half_width_max=max(half) if half else None,
+        window_final_s=stop.get("window_s"),
+        window_extended_s=stop.get("extended_s"),
+    )
     for k in (1, 2):
         members = meta.get("members", [])
         member = members[k - 1] if len(members) >= k else None

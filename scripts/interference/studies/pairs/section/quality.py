@@ -39,7 +39,37 @@ class Quality:
                     f"{and_list(sorted({int(x) for x in small['n']}))} samples: every IR of it inherits that uncertainty."
                 )
             )
-        return blocks + self.limits_blocks()
+        return blocks + self.stopping_blocks() + self.limits_blocks()
+
+    def stopping_blocks(self) -> list[Block]:
+        """What the adaptive stopping rules decided, run by run (config adaptive)."""
+        r = self.runs
+        if r.empty or "stopped_by" not in r or not (r["stopped_by"].astype(str).str.len() > 0).any():
+            return [md("**Repetitions.** Fixed counts: `iterations` Case 1 iterations and `window_s` windows "
+                       "(no adaptive stopping rule configured).")]  # fmt: skip
+        r = r[r["stopped_by"].astype(str).str.len() > 0]
+        rows = [
+            [x.host, x.runtime, CASE_NAME.get(x.case, x.case), x.pair, x.stopped_by,
+             num(x.n_iterations, 0) if x.case == "1" else num(x.n_in_overlap, 0),
+             pct(x.ci_half_width_max, 2, sign=False) if x.case == "1" else "–",
+             num(x.window_final_s, 0) if x.case != "1" else "–",
+             num(x.window_extended_s, 0) if x.case != "1" else "–"]
+            for x in r.itertuples(index=False)
+        ]  # fmt: skip
+        rules = sorted(set(r["stopping_rule"]))
+        return [
+            md(f"**Repetitions.** Adaptive stopping rules: {esc(and_list(rules))}."),
+            self.table(
+                ["Host", "Runtime", "Case", "Pair", "Stopped by", "Samples", "Widest CI ±", "Window (s)",
+                 "Extended by (s)"],
+                rows,
+                "Each run's stopping decision: Case 1's iterations and the widest relative 95 % CI half-width "
+                "of its metrics' means when it stopped; a concurrent run's in-overlap iterations and its window "
+                "(results/stats/pairs/runs.tsv).",
+                numeric_from=5,
+                **SMALL_TABLE,
+            ),
+        ]  # fmt: skip
 
     def excluded_blocks(self) -> list[Block]:
         s = self.summary
