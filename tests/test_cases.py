@@ -227,3 +227,16 @@ def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_pat
     capped = extend_window(tmp_path, dirs, time.time() - 10, time.time() + 0.5, {"min_overlap_samples": 99,
                            "window_cap_s": 12}, 60)  # fmt: skip
     assert capped["stopped_by"] == "window cap"
+
+
+def test_only_the_configured_pairs_run_in_the_concurrent_cases():
+    assert cases.pairs(["L", "S", "B"], ["S+L", "B+B"]) == [("L", "S"), ("B", "B")]
+    cfg = {
+        "runtimes": ["docker"],
+        "cases": ["1", "2"],
+        "repetitions": 1,
+        "microservices": ["L", "S"],
+        "pairs": ["S+L"],
+    }
+    assert [r["pair"] for r in cases.runs(cfg)] == ["L", "S", "L+S"]
+    assert cases.images_needed(cfg) == ["base", "L", "S", "L+S"]

@@ -54,6 +54,8 @@ def test_defaults_are_filled():
         ({"sizes": {"L": {"n": "big"}}}, "studies.pairs.sizes.L.n", '"big"'),
         ({"sizes": {"L": {"m": 3}}}, "studies.pairs.sizes.L", "'m'"),
         ({"limits": {"cpus": 2}}, "studies.pairs.limits.cpus", "2"),
+        ({"pairs": ["L+Q"]}, "studies.pairs.pairs[0]", "'L+Q'"),
+        ({"pairs": ["LS"]}, "studies.pairs.pairs[0]", "'LS'"),
         ({"adaptive": {"target_ci": 0.02}}, "studies.pairs.adaptive", "'max_iterations'"),
         (
             {"adaptive": {"target_ci": 0.02, "max_iterations": 3}},

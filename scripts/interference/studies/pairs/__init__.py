@@ -88,6 +88,13 @@ class PairsStudy(Study):
                     f"key studies.pairs.microservices[{i}] has the unknown microservice {ms!r}; "
                     f"known: {', '.join(sorted(known))} (each is a containers/<folder>/microservice.yaml)"
                 )
+        for i, pair in enumerate(cfg.get("pairs", [])):
+            strangers = [m for m in cases.members_of(pair) if m not in cfg["microservices"]]
+            if strangers:
+                raise StudyConfigError(
+                    f"key studies.pairs.pairs[{i}] has the value {pair!r}, but {', '.join(strangers)} is not "
+                    f"among studies.pairs.microservices ({', '.join(cfg['microservices'])})"
+                )
         limits = cfg["limits"]
         if "3b" in cfg["cases"] and limits["cpu_mode"] == "cpuset" and 2 * limits["cpus"] > os.cpu_count():
             raise StudyConfigError(

@@ -12,9 +12,14 @@ CASES = ("1", "2", "3a", "3b")
 CONCURRENT_CASES = ("2", "3a", "3b")
 
 
-def pairs(microservices: list[str]) -> list[tuple[str, str]]:
-    """All unordered pairs in config order, self-pairs included: L,S -> LL, LS, SS."""
-    return list(itertools.combinations_with_replacement(microservices, 2))
+def pairs(microservices: list[str], only: list[str] | None = None) -> list[tuple[str, str]]:
+    """All unordered pairs in config order, self-pairs included: L,S -> LL, LS, SS; or, with
+    `only` (the config's `pairs`, e.g. ["S+L"]), those of them, in either order written."""
+    every = list(itertools.combinations_with_replacement(microservices, 2))
+    if only is None:
+        return every
+    wanted = {tuple(sorted(members_of(p))) for p in only}
+    return [p for p in every if tuple(sorted(p)) in wanted]
 
 
 def pair_name(members) -> str:
@@ -31,7 +36,11 @@ def runs(config: dict) -> list[dict]:
     for runtime, case, rep in itertools.product(
         config["runtimes"], config["cases"], range(1, config["repetitions"] + 1)
     ):
-        groups = [(m,) for m in config["microservices"]] if case == "1" else pairs(config["microservices"])
+        groups = (
+            [(m,) for m in config["microservices"]]
+            if case == "1"
+            else pairs(config["microservices"], config.get("pairs"))
+        )
         out += [{"runtime": runtime, "case": case, "pair": pair_name(g), "repetition": rep} for g in groups]
     return out
 
@@ -40,7 +49,7 @@ def images_needed(config: dict) -> list[str]:
     """Image names: 'base', one per microservice, one per mixed pair for Case 2."""
     names = ["base", *config["microservices"]]
     if "2" in config["cases"]:
-        names += [pair_name(p) for p in pairs(config["microservices"]) if p[0] != p[1]]
+        names += [pair_name(p) for p in pairs(config["microservices"], config.get("pairs")) if p[0] != p[1]]
     return names
 
 

@@ -46,9 +46,14 @@ class Method:
         windows = ", ".join(f"{ws[k]} s in Case {k}" for k in CONCURRENT if k in ws and k in cases)
         ms = c.get("microservices", [])
         n_pairs = len(ms) * (len(ms) + 1) // 2
+        which = (
+            f"in the {plural(len(c['pairs']), 'pair')} {and_list(c['pairs'])} (the config's `pairs`)"
+            if c.get("pairs")
+            else f"in all {plural(n_pairs, 'unordered pair')} (self-pairs included)"
+        )
         return (
             f"Cases {and_list(cases)}; {plural(len(ms), 'microservice')} ({', '.join(ms)}) alone in Case 1 "
-            f"and in all {plural(n_pairs, 'unordered pair')} (self-pairs included) in Cases 2, 3a and 3b; "
+            f"and {which} in Cases 2, 3a and 3b; "
             f"{plural(c.get('iterations', 0), 'iteration')} in Case 1 (a fresh container each); "
             f"windows of {windows or '–'}; {plural(c.get('repetitions', 1), 'repetition')}; an iteration over "
             f"{numi(c.get('iteration_timeout_s'))} s is killed and counted as failed."
