@@ -27,6 +27,7 @@ SECTIONS = [
     "Disk I/O",
     "Interference heat map",
     "Runtimes",
+    "Contention",
     "Statistical tests",
     "Analysis of variance",
     "Post hoc comparisons",
@@ -116,8 +117,8 @@ def test_report_opens_cleanly_in_chromium(rendered):
     assert "Network" not in page["headings"]  # no network microservice in the fixture's data
     assert page["toc"] >= len(SECTIONS)
     # Per runtime: means and IR per microservice (L, S, B) and the heat map; then the runtime
-    # comparison and the published-vs-ours scatter.
-    assert page["figures"] == 2 * (3 + 3 + 1) + 2 and page["decoded"] == page["figures"]
+    # comparison, the published-vs-ours scatter and performance against CPU pressure.
+    assert page["figures"] == 2 * (3 + 3 + 1) + 3 and page["decoded"] == page["figures"]
     assert all(c.startswith("Figure ") for c in page["captions"])
     assert page["tables"] >= 20
     assert page["flagged"] >= 1  # the fixture's high-CV group

@@ -97,14 +97,7 @@ def expected_settings(cfg: dict, study: str, runtime: str, key: str, rep: int) -
     s = studies.get(study)
     if not any(r.key == key and r.repetition == rep for r in s.runs_on(part, runtime)):
         return None
-    return {
-        "runtime": runtime,
-        "runtime_options": cfg["runtime_options"].get(runtime, {}),
-        "study": study,
-        "key": key,
-        "repetition": rep,
-        **s.settings(part, key),
-    }
+    return studies.run_settings(cfg, study, runtime, key, rep)
 
 
 def _check_definitions(root: Path, manifest: dict, cfg: dict) -> list[dict]:

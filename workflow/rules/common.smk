@@ -155,18 +155,10 @@ def run_images(wildcards):
 
 def run_settings(wildcards):
     """The run's slice of the config, as JSON: changing it reruns exactly the affected runs."""
-    cfg = CONFIG["studies"][wildcards.study]
-    settings = {
-        "host": wildcards.host,
-        "runtime": wildcards.runtime,
-        "runtime_options": CONFIG["runtime_options"].get(wildcards.runtime, {}),
-        "study": wildcards.study,
-        "key": wildcards.key,
-        "repetition": int(wildcards.rep),
-        "telemetry_interval_s": CONFIG["telemetry_interval_s"],
-        **STUDIES[wildcards.study].settings(cfg, wildcards.key),
-    }
-    return json.dumps(settings, sort_keys=True)
+    settings = studies.run_settings(
+        CONFIG, wildcards.study, wildcards.runtime, wildcards.key, int(wildcards.rep)
+    )
+    return json.dumps({"host": wildcards.host, **settings}, sort_keys=True)
 
 
 def parse_code(wildcards):

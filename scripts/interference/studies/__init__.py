@@ -35,6 +35,21 @@ def get(name: str) -> Study:
     return registry()[name]
 
 
+def run_settings(cfg: dict, study: str, runtime: str, key: str, rep: int) -> dict:
+    """A run's slice of the validated config, without its host: what the run rule passes to the
+    runner (changing it reruns exactly that run) and what an import checks another host's runs
+    against."""
+    return {
+        "runtime": runtime,
+        "runtime_options": cfg["runtime_options"].get(runtime, {}),
+        "study": study,
+        "key": key,
+        "repetition": rep,
+        "telemetry_interval_s": cfg["telemetry_interval_s"],
+        **get(study).settings(cfg["studies"][study], key),
+    }
+
+
 def code_files(name: str, step: str) -> list[Path]:
     """The study's source files of one step: a change reruns that step's jobs."""
     declared = get(name).code(step)
@@ -46,4 +61,4 @@ def code_files(name: str, step: str) -> list[Path]:
     return files + [section] if step == "report" and section else files
 
 
-__all__ = ["RunKey", "Study", "StudyConfigError", "Table", "code_files", "get", "registry"]
+__all__ = ["RunKey", "Study", "StudyConfigError", "Table", "code_files", "get", "registry", "run_settings"]
