@@ -19,13 +19,13 @@ def test_host_counters_have_pressure_and_context_switches():
 
 
 def test_cgroup_dirs_v1_and_v2(tmp_path):
-    v1 = telemetry.cgroup_dirs("5:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n2:pids:/x\n", tmp_path)
+    v1 = cgroups.process_folders("5:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n2:pids:/x\n", tmp_path)
     assert v1 == {
         "cpu": tmp_path / "cpu,cpuacct/docker/abc",
         "cpuacct": tmp_path / "cpu,cpuacct/docker/abc",
         "memory": tmp_path / "memory/docker/abc",
     }
-    assert telemetry.cgroup_dirs("0::/system.slice/x\n", tmp_path) == {"v2": tmp_path / "system.slice/x"}
+    assert cgroups.process_folders("0::/system.slice/x\n", tmp_path) == {"v2": tmp_path / "system.slice/x"}
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="makes cgroups")

@@ -12,7 +12,7 @@ import platform
 import socket
 from pathlib import Path
 
-CGROUP_ROOT = Path("/sys/fs/cgroup")
+from interference.runtimes.cgroups import ROOT, process_folders
 
 
 def cpu_model() -> str:
@@ -41,20 +41,14 @@ def _limits_up(folder: Path, root: Path, name: str):
         folder = folder.parent
 
 
-def cgroup_memory_limit(proc_cgroup: str, root: Path = CGROUP_ROOT) -> int | None:
+def cgroup_memory_limit(proc_cgroup: str, root: Path = ROOT) -> int | None:
     """The tightest memory limit over the cgroup in /proc/self/cgroup's text (v1 or v2) and its
     ancestors; None if there is none."""
-    for line in proc_cgroup.splitlines():
-        _, controllers, path = line.split(":", 2)
-        if "memory" in controllers.split(","):
-            limits = list(
-                _limits_up(root / "memory" / path.lstrip("/"), root / "memory", "memory.limit_in_bytes")
-            )
-        elif controllers == "" and len(proc_cgroup.splitlines()) == 1:
-            limits = list(_limits_up(root / path.lstrip("/"), root, "memory.max"))
-        else:
-            continue
-        return min(limits) if limits else None
+    folders = process_folders(proc_cgroup, root)
+    if "memory" in folders:
+        return min(_limits_up(folders["memory"], root / "memory", "memory.limit_in_bytes"), default=None)
+    if "v2" in folders:
+        return min(_limits_up(folders["v2"], root, "memory.max"), default=None)
     return None
 
 

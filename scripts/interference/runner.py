@@ -11,6 +11,7 @@ What is particular to the study is in its execute()."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import signal
@@ -108,13 +109,14 @@ def execute(study, ctx: RunContext) -> dict:
         meta["runtime_run"] = ctx.runtime.open_run(
             ctx.outdir, ctx.labels, ctx.images, network_mode=study.network_mode(ctx.settings)
         )
-        if ctx.sampler:
-            with ctx.sampler:
-                meta.update(study.execute(ctx))
-            meta["telemetry"] = {"interval_s": interval_s, "samples": ctx.sampler.samples,
-                                 "file": "telemetry.tsv"}  # fmt: skip
-        else:
+        with ctx.sampler or contextlib.nullcontext():
             meta.update(study.execute(ctx))
+        if ctx.sampler:
+            meta["telemetry"] = {
+                "interval_s": interval_s,
+                "samples": ctx.sampler.samples,
+                "file": "telemetry.tsv",
+            }
     finally:
         meta["leftovers_removed"] = ctx.runtime.remove_labelled(RUN_LABEL, ctx.run_id)
     meta["finished"] = time.time()

@@ -10,7 +10,7 @@ A thread of the runner samples every `interval_s` into <raw folder>/telemetry.ts
                                                        v2 memory.events (max, oom_kill)
                   psi_*_us                             v2 only: the cgroup's own pressure files
 An entity is a container the run started, found by its first process's /proc/<pid>/cgroup and
-sampled at once, then every interval until it ends. `per_interval` turns the counters into rates
+sampled at once, then every interval until it ends. `rates` turns the counters into rates
 over any interval (an iteration) lying within the samples, interpolating between them.
 """
 
@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-CGROUP_ROOT = Path("/sys/fs/cgroup")
+from interference.runtimes.cgroups import process_folders
+
 PRESSURE = Path("/proc/pressure")
 COLUMNS = ["time", "source", "counter", "value"]
 PSI_KINDS = ("cpu", "memory", "io")
@@ -54,18 +55,6 @@ def host_counters(pressure: Path = PRESSURE) -> dict[str, int]:
     except OSError:
         pass
     return out
-
-
-def cgroup_dirs(proc_cgroup: str, root: Path = CGROUP_ROOT) -> dict[str, Path]:
-    """controller -> the cgroup folder, from a /proc/<pid>/cgroup text (v1 lines or the v2 line)."""
-    lines = [line.split(":", 2) for line in proc_cgroup.splitlines()]
-    if len(lines) == 1 and lines[0][1] == "":  # v2 alone (a v1 machine lists an empty "0::" too)
-        return {"v2": root / lines[0][2].lstrip("/")}
-    dirs = {}
-    for _, controllers, path in lines:
-        if controllers and path != "/":  # in a controller's root cgroup the counters are the machine's
-            dirs |= {c: root / controllers / path.lstrip("/") for c in controllers.split(",")}
-    return {c: d for c, d in dirs.items() if c in ("cpu", "cpuacct", "memory")}
 
 
 def _keyed(path: Path) -> dict[str, int]:
@@ -139,7 +128,7 @@ class Sampler:
             except Exception:  # gone already, or a runtime without pids here
                 text = None
             if text:
-                self.dirs[name] = cgroup_dirs(text)
+                self.dirs[name] = process_folders(text)
 
     def sample(self, f) -> None:
         self._find()

@@ -135,3 +135,16 @@ def names() -> set[str]:
     """Every command group under the parent (to find what a run left)."""
     parents = [ROOT / c / PARENT for c in V1_CONTROLLERS] if version() == 1 else [ROOT / PARENT]
     return {p.name for parent in parents if parent.is_dir() for p in parent.iterdir() if p.is_dir()}
+
+
+def process_folders(proc_cgroup: str, root: Path = ROOT) -> dict[str, Path]:
+    """controller (cpu, cpuacct, memory; or "v2") -> a process's cgroup folder, from its
+    /proc/<pid>/cgroup text; a controller whose cgroup is the root (the machine's) is left out."""
+    lines = [line.split(":", 2) for line in proc_cgroup.splitlines()]
+    if len(lines) == 1 and lines[0][1] == "":  # v2 alone (a v1 machine lists an empty "0::" too)
+        return {"v2": root / lines[0][2].lstrip("/")}
+    dirs = {}
+    for _, controllers, path in lines:
+        if controllers and path != "/":  # in a controller's root cgroup the counters are the machine's
+            dirs |= {c: root / controllers / path.lstrip("/") for c in controllers.split(",")}
+    return {c: d for c, d in dirs.items() if c in ("cpu", "cpuacct", "memory")}
