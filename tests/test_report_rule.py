@@ -18,6 +18,8 @@ import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, requires_engine
 
+from interference import run_order
+
 pytestmark = [pytest.mark.integration, requires_engine]
 
 PAIRS = {
@@ -28,6 +30,7 @@ PAIRS = {
     "iteration_timeout_s": 60,
     "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
     "sizes": {"L": {"n": 800}, "S": {"array_elements": 2000000, "ntimes": 3}},
+    "drift_check": True,
 }
 TINY = {"host": "reporthost", "studies": {"pairs": PAIRS}}
 
@@ -85,13 +88,49 @@ def workdir(tmp_path_factory):
 
 def test_run_info_collects_every_run(workdir):
     runs = pd.read_csv(workdir / "results/stats/pairs/runs.tsv", sep="\t", dtype=str, keep_default_na=False)
-    assert len(runs) == 2 + 2 * 3  # L, S alone; L+L, L+S, S+S in Cases 2 and 3b
+    # L, S alone; L+L, L+S, S+S in Cases 2 and 3b; L, S alone again at the end (drift_check)
+    assert len(runs) == 2 + 2 * 3 + 2
     limited = runs[runs["case"] == "3b"]
     assert set(limited["member1_limits_match"]) == {"yes"} and set(limited["member2_limits_match"]) == {"yes"}
     env = json.loads((workdir / "results/stats/environment.json").read_text())
     assert env["config"]["host"] == "reporthost" and len(env["config_sha256"]) == 64
     assert env["engines"]["docker"]["cgroup_version"] in ("1", "2")
     assert {i["image"] for i in env["images"]} == {"base", "L", "S", "L+S"}
+
+
+def test_runs_started_in_the_seeded_plan_and_the_drift_runs_last(workdir):
+    runs = pd.read_csv(workdir / "results/stats/pairs/runs.tsv", sep="\t", keep_default_na=False)
+    ids = list(zip(runs["study"], runs["runtime"], runs["key"], runs["repetition"]))
+    last = runs["after_all"].astype(bool)
+    plan = run_order.plan(
+        [i for i, m in zip(ids, last) if not m], [i for i, m in zip(ids, last) if m], seed=1
+    )
+    executed = [ids[i] for i in runs["started"].argsort()]
+    assert executed == sorted(plan, key=plan.get)
+    assert set(executed[-2:]) == {
+        ("pairs", "docker", "case1-end/L", 1),
+        ("pairs", "docker", "case1-end/S", 1),
+    }
+    # The images were built before the first run (their priority is above every run's).
+    images_done = max(p.stat().st_mtime for p in (workdir / "results/images/docker").glob("*.json"))
+    assert images_done < runs["started"].min()
+    drift = pd.read_csv(workdir / "results/stats/pairs/drift.tsv", sep="\t")
+    assert (
+        set(drift["target"]) == {"L", "S"} and (drift["first_n"] == 2).all() and (drift["end_n"] == 2).all()
+    )
+    assert (drift["hours_between"] > 0).all() and drift["change"].notna().all()
+    # The re-measured baselines are not in the study's tables: Case 1 keeps its 2 iterations.
+    summary = pd.read_csv(workdir / "results/stats/pairs/summary.tsv", sep="\t", dtype={"case": str})
+    assert set(summary["case"]) == {"1", "2", "3b"} and (summary.loc[summary["case"] == "1", "n"] == 2).all()
+    html = (workdir / "report/paper.html").read_text()
+    assert "random order drawn with seed 1" in html and "reporthost: 10 runs" in html and "τ = 1.00" in html
+    assert "<strong>Drift.</strong>" in html
+
+
+def test_rerunning_one_run_does_not_rerun_the_drift_check(workdir):
+    meta = "results/raw/reporthost/docker/pairs/case1/L/rep1/meta.json"
+    jobs = planned_jobs(snakemake(workdir, "-n", "--forcerun", meta, "report/paper.html").stdout)
+    assert jobs["run"] == 1, jobs
 
 
 def test_report_names_this_run(workdir):
@@ -122,4 +161,4 @@ def test_editing_statistics_code_reruns_the_tables_not_the_runs(workdir):
     parser = workdir.parent / "src" / "scripts" / "interference" / "parsers" / "stream.py"
     parser.write_text(parser.read_text() + "\n# an edit\n")
     jobs = planned_jobs(snakemake(workdir, "-n", "report/paper.html").stdout)
-    assert jobs["parse_run"] == 8 and "run" not in jobs, jobs
+    assert jobs["parse_run"] == 10 and "run" not in jobs, jobs

@@ -16,7 +16,11 @@ PAIRS = {"studies": {"pairs": {"microservices": ["L", "S", "NS"], "cases": ["1",
 def test_registry_finds_the_pair_study():
     assert "pairs" in studies.registry()
     assert studies.get("pairs").name == "pairs"
-    assert [p.name for p in studies.code_files("pairs", "parse")] == ["microservices.py", "parse.py"]
+    assert [p.name for p in studies.code_files("pairs", "parse")] == [
+        "microservices.py",
+        "cases.py",
+        "parse.py",
+    ]
 
 
 def test_run_keys_match_the_studys_pattern():

@@ -77,6 +77,8 @@ def run_row(meta_path: Path) -> dict:
         "n_failed": meta.get("n_failed"),
         "loadavg_1m_before": (meta.get("host_info", {}).get("loadavg_before") or [None])[0],
         "events": " | ".join(meta.get("events", [])),
+        # Measured after every other run of its study (run_order.py leaves it out of the draw).
+        "after_all": studies.get(meta["study"]).after_all(s["key"]),
         "meta": str(meta_path),
     }
     row.update(studies.get(meta["study"]).run_row(meta))

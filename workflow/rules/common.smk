@@ -19,7 +19,7 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _prefix += f"export PATH={os.path.dirname(sys.executable)}:$PATH; "
 shell.prefix(_prefix)
 
-from interference import runtimes, slurm, studies, transfer
+from interference import run_order, runtimes, slurm, studies, transfer
 from interference.config import ConfigError, read_yaml, validate
 from interference.microservices import registry
 
@@ -65,6 +65,49 @@ def study_runs(study):
     """(runtime, run key) of every run of one study in the config."""
     cfg = CONFIG["studies"][study]
     return [(rt, r) for rt in cfg["runtimes"] for r in STUDIES[study].runs_on(cfg, rt)]
+
+
+def run_predecessors(wildcards):
+    """A run its study measures after all others on its runtime waits for them. Ancient: a
+    later rerun of one of them does not rerun it (it stays the end of the first session).
+    """
+    study = STUDIES[wildcards.study]
+    if not study.after_all(wildcards.key):
+        return []
+    return [
+        ancient(
+            RUN_META.format(
+                host=HOST,
+                runtime=rt,
+                study=wildcards.study,
+                key=r.key,
+                rep=r.repetition,
+            )
+        )
+        for rt, r in study_runs(wildcards.study)
+        if rt == wildcards.runtime and not study.after_all(r.key)
+    ]
+
+
+# The order runs are measured in (run_order.py): snakemake starts the ready job of highest
+# priority; a run's priority is its distance from the end of the plan, images come first.
+RUN_PLAN = run_order.plan(
+    *(
+        [
+            (s, rt, r.key, r.repetition)
+            for s in STUDIES
+            for rt, r in study_runs(s)
+            if STUDIES[s].after_all(r.key) == last
+        ]
+        for last in (False, True)
+    ),
+    **CONFIG["run_order"],
+)
+
+
+def run_priority(wildcards):
+    run = (wildcards.study, wildcards.runtime, wildcards.key, int(wildcards.rep))
+    return len(RUN_PLAN) - RUN_PLAN[run] if run in RUN_PLAN else 0
 
 
 def run_metas(study):

@@ -12,6 +12,8 @@ rule build_image:
         image="results/images/{runtime}/{image}.json",
     log:
         "results/logs/images/{runtime}/{image}.log",
+    # Every image before any run: the runs then follow run_order without waiting on a build.
+    priority: len(RUN_PLAN) + 1
     conda:
         "../envs/runner.yaml"
     resources:

@@ -7,6 +7,7 @@
 rule run:
     input:
         images=run_images,
+        after=run_predecessors,
     output:
         meta=RUN_META,
     log:
@@ -14,6 +15,8 @@ rule run:
     # Only this config's host is run here; other hosts' runs are imported (transfer.py).
     wildcard_constraints:
         host=re.escape(HOST),
+    # Runs start in the config's run_order (seeded random by default).
+    priority: run_priority
     conda:
         "../envs/runner.yaml"
     resources:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from interference.report.blocks import Block
+import pandas as pd
+
+from interference import run_order
+from interference.report.blocks import Block, md
 from interference.report.format import and_list, bytes_h, esc, plural
 
 if TYPE_CHECKING:
@@ -85,8 +88,43 @@ def image_rows(env: dict) -> list[list]:
     return rows
 
 
+def order_block(doc: Document) -> list[Block]:
+    """The order the runs were measured in: the plan (config run_order) against the runs' start
+    times in every study's runs.tsv, per host."""
+    frames = [
+        doc.stats.table(s, "runs", numeric=("started", "repetition"), flags=("after_all",))
+        for s in doc.studies
+    ]
+    runs = pd.concat([f for f in frames if "started" in f], ignore_index=True) if frames else pd.DataFrame()
+    if runs.empty:
+        return []
+    order = {"shuffle": True, "seed": 1, **doc.config.get("run_order", {})}
+    how = (
+        f"a random order drawn with seed {order['seed']}"
+        if order["shuffle"]
+        else "sorted order (run_order.shuffle is off)"
+    )
+    per_host = []
+    for host in sorted(runs["host"].unique()):
+        a = run_order.agreement(runs, order, host)
+        if a["n"]:
+            per_host.append(
+                f"{esc(host)}: {plural(a['n'], 'run')} over {a['span_s'] / 60:.0f} min, Kendall's τ = "
+                f"{a['kendall_tau']:.2f}"
+            )
+    return [
+        md(
+            f"**Run order.** Runs were started in {how} (config `run_order`) over studies, runtimes, run keys "
+            "and repetitions, so that the factors interleave and a slow drift of the machine does not line up "
+            "with one of them; baselines re-measured for a drift check came after all others. Planned against "
+            f"executed order (τ = 1: exactly as planned; runs kept from an earlier invocation keep their "
+            f"time): {'; '.join(per_host)}."
+        )
+    ]
+
+
 def blocks(doc: Document) -> list[Block]:
-    out = [
+    out = order_block(doc) + [
         doc.table(
             ["", "", "Value"],
             setup_rows(doc.env),

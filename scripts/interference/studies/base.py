@@ -76,6 +76,11 @@ class Study(abc.ABC):
         """The runs of one runtime (e.g. a variant only one runtime has); all by default."""
         return self.runs(cfg)
 
+    def after_all(self, key: str) -> bool:
+        """True for a run measured after every other run of its study on its runtime (e.g. a
+        baseline re-measured at the end for a drift check): the workflow makes it wait for them."""
+        return False
+
     def network_mode(self, settings: dict) -> str | None:
         """The network mode a run's shared part is opened with (runtime.open_run; nested: the
         parent's); None: the runtime's default."""

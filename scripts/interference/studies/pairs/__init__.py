@@ -1,7 +1,7 @@
 """The papers' pair study (000, 002, 004): microservices alone with cgroup limits (Case 1) and
 in pairs — two in one container (2), two containers without (3a) or with (3b) limits.
 
-  run key   case<case>/<pair>, e.g. case1/L, case3b/L+S
+  run key   case<case>/<pair>, e.g. case1/L, case3b/L+S; case1-end/L: Case 1 again at the end
   runner    execute.py (CaseRun)      parser  parse.py
   tables    statistics.py, published.py   report  section.qmd (+ section/)"""
 
@@ -18,6 +18,7 @@ from interference.studies.base import RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import (
     cases,
     contention,
+    drift,
     execute,
     host_comparison,
     parse,
@@ -32,7 +33,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def _samples_table(fn):
-    return lambda inputs, jobs: fn(statistics.read_samples(inputs["samples"]), jobs)
+    """A table of the study proper: without the baselines re-measured at the end (drift.py's)."""
+    return lambda inputs, jobs: fn(drift.without_end(statistics.read_samples(inputs["samples"])), jobs)
 
 
 def memory_mib(text: str) -> float:
@@ -45,7 +47,7 @@ def memory_mib(text: str) -> float:
 class PairsStudy(Study):
     name = "pairs"
     title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"
-    key_pattern = r"case(1|2|3a|3b)/[A-Z]+(\+[A-Z]+)?"
+    key_pattern = r"case(1|2|3a|3b|1-end)/[A-Z]+(\+[A-Z]+)?"
     report_section = HERE / "section.qmd"
     tables = {
         "summary": Table(_samples_table(lambda s, jobs: statistics.summarize(s))),
@@ -61,6 +63,8 @@ class PairsStudy(Study):
         "host_anova": Table(_samples_table(lambda s, jobs: host_comparison.host_anova(s))),
         # Each measured iteration beside the run's telemetry over it (empty without telemetry).
         "contention": Table(_samples_table(lambda s, jobs: contention.contention(s))),
+        # Case 1 re-measured after all other runs against the first (empty without drift_check).
+        "drift": Table(lambda inputs, jobs: drift.drift(statistics.read_samples(inputs["samples"]), jobs)),
     }
 
     def config_schema(self) -> dict:
@@ -148,18 +152,26 @@ class PairsStudy(Study):
         return out
 
     def runs(self, cfg: dict) -> list[RunKey]:
-        return [
+        keys = [
             RunKey(f"case{r['case']}/{r['pair']}", r["repetition"])
             for r in cases.runs({**cfg, "runtimes": ["-"]})
         ]
+        if cfg.get("drift_check") and "1" in cfg["cases"]:
+            keys += [RunKey(f"case{cases.END}/{m}", 1) for m in cfg["microservices"]]
+        return keys
+
+    def after_all(self, key: str) -> bool:
+        return key.startswith(f"case{cases.END}/")
 
     def images(self, cfg: dict) -> list[str]:
         return cases.images_needed(cfg)
 
     @staticmethod
     def _split(key: str) -> tuple[str, str]:
+        """(case, pair) of a run key; the baseline re-measured at the end runs as Case 1."""
         case, pair = key.split("/")
-        return case.removeprefix("case"), pair
+        case = case.removeprefix("case")
+        return ("1" if case == cases.END else case), pair
 
     def run_images(self, cfg: dict, key: str) -> list[str]:
         case, pair = self._split(key)
@@ -173,6 +185,7 @@ class PairsStudy(Study):
         members = cases.members_of(pair)
         out = {
             "case": case,
+            **({"at_end": True} if self.after_all(key) else {}),
             "pair": pair,
             "iteration_timeout_s": cfg["iteration_timeout_s"],
             "limits": copy.deepcopy(cfg["limits"]),
@@ -199,7 +212,7 @@ class PairsStudy(Study):
     def code(self, step: str) -> list[Path]:
         package = HERE.parent.parent
         if step == "parse":
-            return [HERE / "parse.py", package / "microservices.py"]
+            return [HERE / "parse.py", HERE / "cases.py", package / "microservices.py"]
         if step == "report":
             return sorted((HERE / "section").rglob("*.py")) + [HERE / "section.qmd"]
         if step == "runs":
@@ -214,6 +227,7 @@ class PairsStudy(Study):
                     "runtime_ratios.py",
                     "host_comparison.py",
                     "contention.py",
+                    "drift.py",
                 )
             ),
             HERE / "published.py",

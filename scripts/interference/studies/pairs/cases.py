@@ -10,6 +10,8 @@ import itertools
 
 CASES = ("1", "2", "3a", "3b")
 CONCURRENT_CASES = ("2", "3a", "3b")
+# Case 1 measured once more after every other run (config drift_check): its samples' case.
+END = "1-end"
 
 
 def pairs(microservices: list[str], only: list[str] | None = None) -> list[tuple[str, str]]:

@@ -7,6 +7,8 @@ from interference.report.blocks import Block, md
 from interference.report.format import and_list, esc, num, pct, plural
 from interference.studies.pairs.section.data import CASE_NAME, CV_FLAG
 
+DRIFT_NUMERIC = ("first_mean", "end_mean", "first_n", "end_n", "change", "change_ci_low", "change_ci_high",
+                 "hours_between")  # fmt: skip
 SMALL_TABLE = {"group_first": True, "table_class": "rpt-table rpt-small"}
 
 
@@ -39,7 +41,46 @@ class Quality:
                     f"{and_list(sorted({int(x) for x in small['n']}))} samples: every IR of it inherits that uncertainty."
                 )
             )
-        return blocks + self.stopping_blocks() + self.limits_blocks()
+        return blocks + self.stopping_blocks() + self.drift_blocks() + self.limits_blocks()
+
+    def drift_blocks(self) -> list[Block]:
+        """Case 1 re-measured after every other run (config drift_check) against the first."""
+        d = self.doc.stats.table("pairs", "drift", DRIFT_NUMERIC)
+        if d.empty:
+            return [
+                md("**Drift.** Not measured (config `drift_check` off): the baselines were measured once.")
+            ]
+        moved = d[(d["change_ci_low"] > 0) | (d["change_ci_high"] < 0)]
+        rows = [
+            [self.name(x.target) + self.setup_suffix(x.host, x.runtime), x.metric, num(x.first_mean),
+             num(x.end_mean), f"{num(x.first_n, 0)} / {num(x.end_n, 0)}", num(x.hours_between * 60),
+             pct(x.change, 1), f"{pct(x.change_ci_low, 1)} to {pct(x.change_ci_high, 1)}"]
+            for x in d.itertuples(index=False)
+        ]  # fmt: skip
+        size = d["change"].abs()
+        text = (
+            f"**Drift.** Each Case 1 baseline was measured again after all other runs of its runtime. The change "
+            f"of its mean since the first measurement (negative: worse at the end) is at most "
+            f"{pct(size.max(), 1, sign=False)} in size (median {pct(size.median(), 1, sign=False)}); "
+            + (
+                f"{plural(len(moved), 'metric')} of {len(d)} changed with a 95 % CI that excludes 0 "
+                f"({esc(and_list(sorted({f'{x.target} {x.metric}' for x in moved.itertuples()})))}): an IR of "
+                "that size or smaller there may be the machine's drift rather than interference."
+                if len(moved)
+                else f"no CI of the {len(d)} excludes 0: no drift detected at this precision."
+            )
+        )
+        return [
+            md(text),
+            self.table(
+                ["Microservice", "Metric", "First", "At the end", "n", "Minutes apart", "Change", "95 % CI"],
+                rows,
+                "The baselines measured at the start (their place in the run order) and again at the end "
+                "(results/stats/pairs/drift.tsv; bootstrap CI as for the IR).",
+                numeric_from=2,
+                **SMALL_TABLE,
+            ),
+        ]
 
     def stopping_blocks(self) -> list[Block]:
         """What the adaptive stopping rules decided, run by run (config adaptive)."""
