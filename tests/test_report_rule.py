@@ -7,6 +7,7 @@ It runs a copy of the workflow's sources (so the edit touches no file of the che
 fresh work directory; the images are the checkout's (same build inputs, same tags)."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -29,7 +30,8 @@ PAIRS = {
     "window_s": {"2": 4, "3b": 4},
     "iteration_timeout_s": 60,
     "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
-    "sizes": {"L": {"n": 800}, "S": {"array_elements": 2000000, "ntimes": 3}},
+    # STREAM's threads explicit; Linpack's 0: one per CPU its container may use.
+    "sizes": {"L": {"n": 800}, "S": {"array_elements": 2000000, "ntimes": 3, "threads": 1}},
     "drift_check": True,
 }
 TINY = {"host": "reporthost", "studies": {"pairs": PAIRS}}
@@ -131,6 +133,24 @@ def test_rerunning_one_run_does_not_rerun_the_drift_check(workdir):
     meta = "results/raw/reporthost/docker/pairs/case1/L/rep1/meta.json"
     jobs = planned_jobs(snakemake(workdir, "-n", "--forcerun", meta, "report/paper.html").stdout)
     assert jobs["run"] == 1, jobs
+
+
+def test_thread_counts_recorded_are_those_the_benchmarks_used(workdir):
+    runs = pd.read_csv(workdir / "results/stats/pairs/runs.tsv", sep="\t", dtype=str, keep_default_na=False)
+    cpus = len(os.sched_getaffinity(0))
+    checked = 0
+    for x in runs.itertuples():
+        for k in (1, 2):
+            ms = getattr(x, f"member{k}")
+            if not ms:
+                continue
+            expected = 1 if ms == "S" else (cpus if x.case == "2" else 1)  # Case 2 is unlimited
+            assert getattr(x, f"member{k}_threads") == str(expected), (x.key, ms)
+            outs = sorted((workdir / Path(x.meta).parent).glob(f"member{k}-{ms}/*.out"))
+            used = {m for p in outs for m in re.findall(r"\bthreads=(\d+)", p.read_text())}
+            assert outs and used == {str(expected)}, (x.key, ms, used)
+            checked += 1
+    assert checked == 2 + 2 * 2 * 3 + 2
 
 
 def test_report_names_this_run(workdir):

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* OpenBLAS: the threads its BLAS calls use (OPENBLAS_NUM_THREADS, else one per CPU of the affinity mask). */
+int openblas_get_num_threads(void);
+
 extern void dgesv_(const int *n, const int *nrhs, double *a, const int *lda, int *ipiv,
                    double *b, const int *ldb, int *info);
 
@@ -67,6 +70,7 @@ int main(int argc, char **argv) {
     double flops = 2.0 / 3.0 * (double)n * n * n + 1.5 * (double)n * n;
 
     printf("linpack n=%d\n", n);
+    printf("threads=%d\n", openblas_get_num_threads());
     printf("time_s=%.6f\n", elapsed);
     printf("gflops=%.4f\n", flops / elapsed / 1e9);
     printf("residual=%.6e\n", norm_r);

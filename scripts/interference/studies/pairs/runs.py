@@ -102,4 +102,14 @@ def run_row(meta: dict) -> dict:
         for key in READ_BACK_KEYS:
             row[f"member{k}_read_{key}"] = read_back.get(key, "")
         row[f"member{k}_limits_match"] = limits_match(requested, read_back) if member else ""
+        row[f"member{k}_threads"] = threads(sizes or {}, read_back)
     return row
+
+
+def threads(sizes: dict, read_back: dict):
+    """The threads of a multithreaded microservice (one with a `threads` size: L, S): the
+    configured count, or with 0 one per CPU its container may use, as OpenBLAS and OpenMP do by
+    default: the nproc read back inside it (its cpuset, not a CPU quota). '' for the others."""
+    if "threads" not in sizes:
+        return ""
+    return sizes["threads"] or read_back.get("nproc", "")

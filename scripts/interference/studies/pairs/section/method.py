@@ -194,30 +194,36 @@ class Method:
         rows = []
         r = self.runs
         for c in [c for c in CASES if c in set(self.summary["case"])]:
-            req, back, window = "–", "–", "–"
+            req, back, window, threads = "–", "–", "–", "–"
             if len(r):
                 x = r[r["case"] == c]
-                reqs, backs = set(), set()
+                reqs, backs, used = set(), set(), set()
                 for _, row in x.iterrows():
                     for k in (1, 2):
                         if row.get(f"member{k}"):
                             reqs.add(", ".join(_requested(row, k)) or "none")
                             mem = _memory(row.get(f"member{k}_read_memory_max", ""))
                             backs.add(f"cpuset {row.get(f'member{k}_read_cpuset', '?')}, memory {mem}")
+                            if str(row.get(f"member{k}_threads", "")) != "":
+                                used.add(f"{row[f'member{k}']} {numi(row[f'member{k}_threads'])}")
                 req = "; ".join(sorted(reqs)) or "–"
                 back = "; ".join(sorted(backs)) or "–"
+                threads = ", ".join(sorted(used)) or "–"
                 if c == "1":
                     window = plural(int(x["iterations_requested"].max()), "iteration") if len(x) else "–"
                 elif len(x):
                     window = f"{num(x['window_s'].max(), 0)} s"
-            rows.append([CASE_NAME[c], CASE_PLACEMENT[c], window, req, back])
+            rows.append([CASE_NAME[c], CASE_PLACEMENT[c], window, req, back, threads])
         return [
             self.table(
-                ["Case", "Placement", "Length", "Limits requested (per container)", "Read back inside the containers"],
+                ["Case", "Placement", "Length", "Limits requested (per container)", "Read back inside the containers",
+                 "Threads"],
                 rows,
                 "The placement cases of the papers as run here: the limits each container asked for and what "
                 "its cgroup said from inside (cpuset, memory.max or memory.limit_in_bytes). Configured limits: "
-                f"{self.limits_text()}.",
+                f"{self.limits_text()}. Threads of the multithreaded microservices (Linpack's OpenBLAS, STREAM's "
+                "OpenMP): `sizes.<ms>.threads`, or with 0 one per CPU the container may use (its cpuset, read back "
+                "as nproc) — a CPU quota does not lower it.",
                 **TEXT_TABLE,
             )
         ]  # fmt: skip
@@ -245,6 +251,8 @@ class Method:
             else:
                 window = f"{num(x['iterations_requested'], 0)} iterations"
             pair = x["pair"] + self.setup_suffix(x["host"], x["runtime"])
+            if str(x.get("after_all", "")) == "True":
+                pair += " (again, at the end)"
             if reps:
                 pair += f" rep {int(x['repetition'])}"
             limits = "<br>".join(v for v in (self.member_limits(x, 1), self.member_limits(x, 2)) if v)
