@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from interference import run_info
 from interference.statistics import write
-from interference.studies.pairs import contention, published, runtime_ratios, significance, statistics
+from interference.studies.pairs import contention, drift, published, runtime_ratios, significance, statistics
 
 HOST = "fixturehost"
 RUNTIMES = ("docker", "host")
@@ -254,6 +254,15 @@ def samples_of(metas: list[Path], rng: np.random.Generator) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def end_of_study(samples: pd.DataFrame) -> pd.DataFrame:
+    """The Case 1 samples as if re-measured an hour after the study (drift_check), 3 % worse."""
+    end = samples[samples["case"] == "1"].copy()
+    worse = np.where(end["higher_is_better"].astype(str) == "True", 0.97, 1.03)
+    return end.assign(
+        case="1-end", value=end["value"] * worse, start=end["start"] + 3600, end=end["end"] + 3600
+    )
+
+
 def make_fixture(
     out: Path, n_resamples: int = 400, runtimes=RUNTIMES, published_dir: Path | None = None
 ) -> Path:
@@ -294,6 +303,8 @@ def make_fixture(
         "posthoc": significance.posthoc(samples),
         "runtimes": runtime_ratios.runtime_ratios(samples, n_resamples=n_resamples),
         "contention": contention.contention(samples),
+        # The baselines again an hour later, 3 % slower (higher is better) or 3 % longer.
+        "drift": drift.drift(pd.concat([samples, end_of_study(samples)]), 1),
     }
     for name, df in tables.items():
         write(df, pairs / f"{name}.tsv")

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from conftest import REPO
 from interference import render_fallback, render_report, run_info
+from interference.report import environment
 from interference.report import format as fmt
 from interference.report.document import Document
 from interference.report.tables import table_html
@@ -392,3 +393,16 @@ def test_contention_section_shows_pressure_per_case_and_its_relation_to_performa
     )
     only = section(bare).contention_blocks()
     assert len(only) == 1 and "no contention telemetry" in only[0].content
+
+
+def test_quality_part_shows_the_drift_and_the_run_order(rep, stats, tmp_path):
+    blocks = rep.drift_blocks()
+    text = blocks[0].content
+    assert text.startswith("**Drift.**") and "at most 3.0 % in size" in text
+    table = blocks[1].content
+    assert "Minutes apart" in table and "−3.0 %" in table and "60.0" in table
+    order = environment.order_block(rep.doc)
+    assert len(order) == 1 and "random order drawn with seed 1" in order[0].content
+    assert "fixturehost: " in order[0].content and "Kendall's τ" in order[0].content
+    bare = copy_stats(stats, tmp_path / "s", keep=lambda name, df: df.iloc[0:0] if name == "drift" else df)
+    assert "Not measured" in section(bare).drift_blocks()[0].content
