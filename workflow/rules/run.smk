@@ -1,7 +1,8 @@
 # Benchmark runs: one job per (host, runtime, study, run key, repetition), done by the
 # generic runner (interference.runner) with the study's execute(). The `measurement`
 # resource (1, from the workflow profile) and a host-wide lock in the runner keep
-# measurements from overlapping, whatever --cores says.
+# measurements from overlapping, whatever --cores says; taking every core keeps the other
+# jobs (parsing, statistics) from running beside one.
 
 
 rule run:
@@ -17,6 +18,8 @@ rule run:
         host=re.escape(HOST),
     # Runs start in the config's run_order (seeded random by default).
     priority: run_priority
+    # Every core snakemake was given: no parse or statistics job runs beside a measurement.
+    threads: workflow.cores
     conda:
         "../envs/runner.yaml"
     resources:
