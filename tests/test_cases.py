@@ -190,7 +190,7 @@ def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_pat
     import time
 
     from interference.loop import START_FILE, write_start_file
-    from interference.studies.pairs.adaptive import extend_window
+    from interference.studies.pairs.adaptive import extend_window, read_iterations
 
     dirs = [tmp_path / "member1-L", tmp_path / "member2-S"]
     for d in dirs:
@@ -198,8 +198,8 @@ def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_pat
     start_at, end = write_start_file(tmp_path, 2)
     stop = threading.Event()
 
-    def member(d: Path, pace: float):  # a loop writing one iteration every `pace` seconds
-        time.sleep(max(0.0, start_at - time.time()))
+    def member(d: Path, pace: float, late: float):  # a loop writing one iteration every `pace` seconds
+        time.sleep(max(0.0, start_at + late - time.time()))
         i = 0
         while not stop.is_set():
             t0 = time.time()
@@ -208,7 +208,10 @@ def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_pat
             with open(d / "iterations.tsv", "a") as f:
                 f.write(f"{i}\t{t0}\t{time.time()}\t0\n")
 
-    threads = [threading.Thread(target=member, args=(d, p)) for d, p in zip(dirs, (0.2, 1.0))]
+    # The slow member starts first: its first iteration begins before the overlap and must not count.
+    threads = [
+        threading.Thread(target=member, args=(d, p, late)) for d, p, late in zip(dirs, (0.2, 1.0), (0.5, 0))
+    ]
     for t in threads:
         t.start()
     try:
@@ -218,6 +221,9 @@ def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_pat
         for t in threads:
             t.join()
     assert got["stopped_by"] == "samples reached" and min(got["counts_at_close"]) >= 4
+    its = [read_iterations(d, 60) for d in dirs]
+    cases.mark_overlap(its)
+    assert min(sum(i["in_overlap"] for i in m) for m in its) >= 4  # what the study will count
     assert 2 < got["window_s"] <= 20 and got["extended_s"] > 0 and got["moves"]
     assert (tmp_path / START_FILE).read_text().split() == [
         f"{start_at:.0f}",

@@ -129,6 +129,29 @@ def test_runs_started_in_the_seeded_plan_and_the_drift_runs_last(workdir):
     assert "<strong>Drift.</strong>" in html
 
 
+def running_beside_runs(log: str) -> list[tuple[str, ...]]:
+    """From a snakemake log: the sets of jobs (rule names) that were running together with a
+    run job, as job starts ("rule X:" then "jobid: N") and ends ("Finished jobid: N") say."""
+    running, together, rule = {}, [], None
+    for line in log.splitlines():
+        if m := re.match(r"(?:local)?rule (\w+):$", line):
+            rule = m[1]
+        elif (m := re.match(r"\s+jobid: (\d+)$", line)) and rule:
+            running[m[1]], rule = rule, None
+            if "run" in running.values() and len(running) > 1:
+                together.append(tuple(sorted(running.values())))
+        elif m := re.match(r"Finished jobid: (\d+)", line):
+            running.pop(m[1], None)
+    return together
+
+
+def test_no_other_job_ran_beside_a_measurement(workdir):
+    logs = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"))
+    first = logs[0].read_text()  # the fixture's --cores 2 invocation
+    assert first.count("rule run:") == 10 and "parse_run" in first
+    assert running_beside_runs(first) == []
+
+
 def test_rerunning_one_run_does_not_rerun_the_drift_check(workdir):
     meta = "results/raw/reporthost/docker/pairs/case1/L/rep1/meta.json"
     jobs = planned_jobs(snakemake(workdir, "-n", "--forcerun", meta, "report/paper.html").stdout)

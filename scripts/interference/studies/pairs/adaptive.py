@@ -60,12 +60,17 @@ def case1_done(precision: dict[str, float | None], target_ci: float) -> bool:
 def extend_window(outdir: Path, member_dirs: list[Path], start_at: float, end: float, rule: dict,
                   timeout_s: float) -> dict:  # fmt: skip
     """Hold the window open until each member has rule's min_overlap_samples completed iterations
-    (or its cap); returns what was decided, for meta.json."""
+    inside the overlap (or its cap); returns what was decided, for meta.json."""
     k, cap_end, requested_end = rule["min_overlap_samples"], start_at + rule["window_cap_s"], end
     moves = []
     while True:
         time.sleep(max(0.0, end - DECIDE_BEFORE_END_S - time.time()))
-        done = [[i for i in read_iterations(d, timeout_s) if i["start"] >= start_at] for d in member_dirs]
+        done = [read_iterations(d, timeout_s) for d in member_dirs]
+        # Only iterations from the overlap's start on will count: a member's iterations begun
+        # before the other member's first (they start apart by up to a second) ran alone.
+        firsts = [min(i["start"] for i in its) for its in done if its]
+        overlap_start = max(firsts) if len(firsts) == len(done) else math.inf
+        done = [[i for i in its if i["start"] >= max(start_at, overlap_start)] for its in done]
         counts = [len(its) for its in done]
         if min(counts) >= k or end >= cap_end:
             break
