@@ -406,3 +406,19 @@ def test_quality_part_shows_the_drift_and_the_run_order(rep, stats, tmp_path):
     assert "fixturehost: " in order[0].content and "Kendall's τ" in order[0].content
     bare = copy_stats(stats, tmp_path / "s", keep=lambda name, df: df.iloc[0:0] if name == "drift" else df)
     assert "Not measured" in section(bare).drift_blocks()[0].content
+
+
+def test_bonnie_page_cache_evidence_per_case(rep, stats, tmp_path):
+    blocks = rep.page_cache_blocks()
+    assert blocks[0].content.startswith("**Bonnie++ and the page cache.**")
+    table = blocks[1].content
+    for case in ("Case 1", "Case 2", "Case 3a", "Case 3b"):
+        assert case in table
+    assert "unlimited (the host's)" in table and "2.0 GiB" in table and "baseline" in table
+    # Direct I/O: one sentence, no table.
+    env = json.loads((stats / "environment.json").read_text())
+    env["config"]["studies"]["pairs"].setdefault("sizes", {})["B"] = {"direct_io": True}
+    direct = copy_stats(stats, tmp_path / "d")
+    (direct / "environment.json").write_text(json.dumps(env))
+    only = section(direct).page_cache_blocks()
+    assert len(only) == 1 and "O_DIRECT" in only[0].content

@@ -9,7 +9,8 @@ parts live in one module each.
   contention    pressure, throttling and memory failures per case; performance against CPU pressure
   significance  ANOVA and Tukey HSD with their generated sentences
   comparison    the published values beside ours (results/stats/pairs/published.tsv)
-  quality       samples left out, failures, variation, notes, limits read back
+  quality       samples left out, failures, variation, notes, drift, limits read back
+  page_cache    Bonnie++ in the unlimited cases: the page cache behind its "gains"
 
 No number of the report is typed in: the only constants are the thresholds of the verdicts
 (data.CV_FLAG, data.ALPHA, data.ETA_BANDS, published.NEGLIGIBLE_IR and SIMILAR_FACTOR), which
@@ -25,6 +26,7 @@ from interference.studies.pairs.section.contention import Contention
 from interference.studies.pairs.section.data import CASE_NAME, PairsData
 from interference.studies.pairs.section.hosts import Hosts
 from interference.studies.pairs.section.method import Method
+from interference.studies.pairs.section.page_cache import PageCache
 from interference.studies.pairs.section.quality import Quality
 from interference.studies.pairs.section.results import Results
 from interference.studies.pairs.section.runtimes import Runtimes
@@ -32,7 +34,7 @@ from interference.studies.pairs.section.significance import Significance
 
 
 class PairsSection(
-    Method, Results, Runtimes, Hosts, Contention, Significance, Comparison, Quality, PairsData
+    Method, Results, Runtimes, Hosts, Contention, Significance, Comparison, Quality, PageCache, PairsData
 ):
     """Every part of the pair study's section, from the Document's stats folder."""
 

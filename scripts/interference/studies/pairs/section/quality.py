@@ -31,7 +31,11 @@ class Quality:
             text += f" Counted in iterations: {it} ran, {ov} inside the overlap (Case 1: all), {fl} failed."
         blocks = [md(text)]
         blocks += (
-            self.excluded_blocks() + self.failed_run_blocks() + self.variation_blocks() + self.note_blocks()
+            self.excluded_blocks()
+            + self.failed_run_blocks()
+            + self.variation_blocks()
+            + self.page_cache_blocks()
+            + self.note_blocks()
         )
         small = s[(s["case"] == "1") & (s["n"] < 10)]
         if len(small):
