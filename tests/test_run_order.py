@@ -71,13 +71,14 @@ def samples(case, values, start):
 
 
 def test_drift_is_the_change_of_the_baseline_with_its_ci():
-    first = samples("1", [10.0, 10.2, 9.8, 10.1, 9.9, 10.0], 0)
-    end = samples("1-end", [9.0, 9.2, 8.8, 9.1, 8.9, 9.0], 7200)
+    first = samples("1", [10.0, 10.2, 9.8, 10.1, 9.9, 10.0], 0).assign(steal_cores=0.01)
+    end = samples("1-end", [9.0, 9.2, 8.8, 9.1, 8.9, 9.0], 7200).assign(steal_cores=0.3)
     other = samples("3a", [5.0, 5.1], 100).assign(partner="S")
     d = drift.drift(pd.concat([first, end, other]))
     assert len(d) == 1
     row = d.iloc[0]
     assert abs(row["change"] - (-0.1)) < 1e-9 and row["change_ci_high"] < 0  # 10 % worse, CI below 0
     assert abs(row["hours_between"] - 2.0) < 1e-9 and row["first_n"] == 6 and row["end_n"] == 6
+    assert row["first_steal_cores"] == 0.01 and row["end_steal_cores"] == 0.3  # the hypervisor's share
     assert set(drift.without_end(pd.concat([first, end, other]))["case"]) == {"1", "3a"}
     assert drift.drift(pd.concat([first, other])).empty

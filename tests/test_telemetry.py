@@ -14,6 +14,10 @@ from interference.runtimes import cgroups
 def test_host_counters_have_pressure_and_context_switches():
     c = telemetry.host_counters()
     assert c["ctxt"] > 0
+    # Steal: /proc/stat's 8th CPU field, in clock ticks; 250 ticks over 5 s on a 100 Hz clock are
+    # half a CPU the hypervisor gave to others.
+    assert c["steal_ticks"] >= 0
+    assert telemetry._rate("steal_ticks", 250, 5.0) == ("steal_cores", 250 / telemetry.CLOCK_TICKS / 5.0)
     if os.path.exists("/proc/pressure/cpu"):
         assert {"psi_cpu_some_us", "psi_memory_full_us", "psi_io_some_us"} <= set(c)
 

@@ -4,6 +4,8 @@ A thread of the runner samples every `interval_s` into <raw folder>/telemetry.ts
 (time, source, counter, value), every counter cumulative:
   source "host"   psi_{cpu,memory,io}_{some,full}_us   /proc/pressure/*: total stall time
                   ctxt                                 /proc/stat: context switches
+                  steal_ticks                          /proc/stat: time the hypervisor ran
+                                                       something else on this VM's CPUs
   source <entity> cpu_usage_ns                         cgroup v1 cpuacct.usage, v2 cpu.stat
                   nr_periods, nr_throttled, throttled_ns  cpu.stat (CFS quota periods)
                   memory_failcnt, oom_kill             v1 memory.failcnt, memory.oom_control;
@@ -16,6 +18,7 @@ over any interval (an iteration) lying within the samples, interpolating between
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -30,6 +33,7 @@ from interference.runtimes.cgroups import process_folders
 PRESSURE = Path("/proc/pressure")
 COLUMNS = ["time", "source", "counter", "value"]
 PSI_KINDS = ("cpu", "memory", "io")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # /proc/stat's unit
 
 
 def read_psi(path: Path, kind: str) -> dict[str, int]:
@@ -51,7 +55,11 @@ def host_counters(pressure: Path = PRESSURE) -> dict[str, int]:
         out |= read_psi(pressure / kind, kind)
     try:
         with open("/proc/stat") as f:
-            out |= {"ctxt": int(line.split()[1]) for line in f if line.startswith("ctxt ")}
+            for line in f:
+                if line.startswith("ctxt "):
+                    out["ctxt"] = int(line.split()[1])
+                elif line.startswith("cpu "):  # all CPUs: user nice system idle iowait irq softirq steal
+                    out["steal_ticks"] = int(line.split()[8])
     except OSError:
         pass
     return out
@@ -178,6 +186,8 @@ def _rate(counter: str, delta, seconds) -> tuple[str, object]:
         return "cpu_cores", delta / 1e9 / seconds
     if counter == "ctxt":
         return "ctxt_per_s", delta / seconds
+    if counter == "steal_ticks":  # CPUs' worth of time the hypervisor gave to others
+        return "steal_cores", delta / CLOCK_TICKS / seconds
     return counter, delta  # events: a count
 
 
@@ -218,7 +228,8 @@ def _entities_of(meta: dict, member) -> list[str]:
 
 
 def attach(df: pd.DataFrame, meta: dict, raw_dir: Path) -> pd.DataFrame:
-    """df's rows with the telemetry over each row's [start, end]: the host's (psi_*, ctxt_per_s)
+    """df's rows with the telemetry over each row's [start, end]: the host's (psi_*, ctxt_per_s,
+    steal_cores)
     and, for a row of a member, its entity's (cpu_cores, throttled, nr_throttled, memory_failcnt,
     oom_kill; cgroup_psi_* on cgroup v2). Rows without start/end, or a run without telemetry,
     are returned unchanged."""

@@ -1,7 +1,7 @@
 """The contention behind each measurement: per measured iteration, its performance relative to
 the Case 1 mean of the same host, runtime, target and metric (above 1: better, whatever the
 metric's direction) beside the run's telemetry over that iteration (interference.telemetry:
-the host's pressure stall shares and context switches, the member's CPU throttling and memory
+the host's pressure stall shares, context switches and steal, the member's CPU throttling and memory
 failures). results/stats/pairs/contention.tsv; empty when the runs have no telemetry."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ TELEMETRY = [
     "psi_io_some",
     "psi_io_full",
     "ctxt_per_s",
+    "steal_cores",
     "cpu_cores",
     "throttled",
     "nr_throttled",

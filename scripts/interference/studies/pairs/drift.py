@@ -29,6 +29,8 @@ COLUMNS = [
     "change_ci_high",
     "ci_method",
     "hours_between",
+    "first_steal_cores",
+    "end_steal_cores",
     "reason",
 ]
 
@@ -56,15 +58,19 @@ def drift(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
             "ir_ci_method": "ci_method",
         }
     )
-    # How far apart the two measurements are: mid-times of each's iterations.
-    mid = (
-        both.assign(mid=(both["start"] + both["end"]) / 2)
-        .groupby(["host", "runtime", "target", "case"])["mid"]
-        .mean()
+    # How far apart the two measurements are (mid-times of each's iterations), and how much CPU
+    # time the hypervisor gave to others meanwhile (telemetry: steal, in CPUs' worth).
+    both = both.assign(
+        mid=(both["start"] + both["end"]) / 2,
+        steal=pd.to_numeric(both["steal_cores"], errors="coerce") if "steal_cores" in both else float("nan"),
     )
-    key = ["host", "runtime", "target"]
-    out["hours_between"] = [
-        (mid.get((*k, END), float("nan")) - mid.get((*k, "1"), float("nan"))) / 3600
-        for k in out[key].itertuples(index=False, name=None)
-    ]
+    per_case = both.groupby(["host", "runtime", "target", "case"])[["mid", "steal"]].mean()
+    keys = list(out[["host", "runtime", "target"]].itertuples(index=False, name=None))
+
+    def at(k, case, column):
+        return per_case[column].get((*k, case), float("nan"))
+
+    out["hours_between"] = [(at(k, END, "mid") - at(k, "1", "mid")) / 3600 for k in keys]
+    out["first_steal_cores"] = [at(k, "1", "steal") for k in keys]
+    out["end_steal_cores"] = [at(k, END, "steal") for k in keys]
     return out[COLUMNS].reset_index(drop=True)

@@ -57,6 +57,11 @@ class Contention:
                 [f"{host} / {runtime}", CASE_NAME.get(case, case), str(len(g))]
                 + [pct(g[c].mean(), 1, sign=False) if g[c].notna().any() else "–" for c in SHARES]
                 + [num(g["ctxt_per_s"].mean(), 0)]
+                + [
+                    num(g["steal_cores"].mean(), 3)
+                    if "steal_cores" in g and g["steal_cores"].notna().any()
+                    else "–"
+                ]
                 + [num(g[c].sum(), 0) if g[c].notna().any() else "–" for c in COUNTS]
             )
         blocks.append(
@@ -71,6 +76,7 @@ class Contention:
                     "I/O some",
                     "Throttled",
                     "Ctx sw./s",
+                    "Steal",
                     "Thr. periods",
                     "Mem. failures",
                     "OOM kills",
@@ -78,7 +84,8 @@ class Contention:
                 rows,
                 "Contention per case: mean shares of each measured iteration's time (CPU, memory, I/O "
                 "pressure, some or full: host-wide; throttled: the member's cgroup), context switches per "
-                "second (host), and the member's throttled CFS periods, memory-limit failures and OOM kills "
+                "second (host), the host's steal (CPUs' worth of time the hypervisor ran others on this "
+                "machine's CPUs), and the member's throttled CFS periods, memory-limit failures and OOM kills "
                 "summed over the iterations; – where no value was taken (results/stats/pairs/contention.tsv).",
                 numeric_from=2,
             )  # fmt: skip

@@ -8,7 +8,7 @@ from interference.report.format import and_list, esc, num, pct, plural
 from interference.studies.pairs.section.data import CASE_NAME, CV_FLAG
 
 DRIFT_NUMERIC = ("first_mean", "end_mean", "first_n", "end_n", "change", "change_ci_low", "change_ci_high",
-                 "hours_between")  # fmt: skip
+                 "hours_between", "first_steal_cores", "end_steal_cores")  # fmt: skip
 SMALL_TABLE = {"group_first": True, "table_class": "rpt-table rpt-small"}
 
 
@@ -58,7 +58,8 @@ class Quality:
         rows = [
             [self.name(x.target) + self.setup_suffix(x.host, x.runtime), x.metric, num(x.first_mean),
              num(x.end_mean), f"{num(x.first_n, 0)} / {num(x.end_n, 0)}", num(x.hours_between * 60),
-             pct(x.change, 1), f"{pct(x.change_ci_low, 1)} to {pct(x.change_ci_high, 1)}"]
+             pct(x.change, 1), f"{pct(x.change_ci_low, 1)} to {pct(x.change_ci_high, 1)}",
+             f"{num(x.first_steal_cores, 3)} / {num(x.end_steal_cores, 3)}"]
             for x in d.itertuples(index=False)
         ]  # fmt: skip
         size = d["change"].abs()
@@ -77,10 +78,21 @@ class Quality:
         return [
             md(text),
             self.table(
-                ["Microservice", "Metric", "First", "At the end", "n", "Minutes apart", "Change", "95 % CI"],
+                [
+                    "Microservice",
+                    "Metric",
+                    "First",
+                    "At the end",
+                    "n",
+                    "Minutes apart",
+                    "Change",
+                    "95 % CI",
+                    "Steal first / end",
+                ],
                 rows,
                 "The baselines measured at the start (their place in the run order) and again at the end "
-                "(results/stats/pairs/drift.tsv; bootstrap CI as for the IR).",
+                "(results/stats/pairs/drift.tsv; bootstrap CI as for the IR); steal: the CPUs' worth of time the "
+                "hypervisor ran others on this machine's CPUs during each (telemetry; – without it).",
                 numeric_from=2,
                 **SMALL_TABLE,
             ),
