@@ -39,12 +39,16 @@ class Microservice:
     extra: dict = field(default_factory=dict)
 
     def container_env(self, sizes: dict) -> dict[str, str]:
-        """Environment variables that carry this microservice's workload size."""
+        """Environment variables that carry this microservice's workload size (a size not
+        given, as in settings written by hand, is its declared default)."""
 
         def text(v) -> str:
             return ("true" if v else "false") if isinstance(v, bool) else str(v)  # shell-style
 
-        return {spec["env"]: text(sizes[key]) for key, spec in self.parameters.items()}
+        given = {key: sizes.get(key, spec.get("default")) for key, spec in self.parameters.items()}
+        return {
+            spec["env"]: text(v) for key, spec in self.parameters.items() if (v := given[key]) is not None
+        }
 
 
 def _load(path: Path) -> Microservice:

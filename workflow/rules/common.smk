@@ -110,6 +110,12 @@ def run_priority(wildcards):
     return len(RUN_PLAN) - RUN_PLAN[run] if run in RUN_PLAN else 0
 
 
+def run_threads(wildcards):
+    """Every core of a local snakemake, so that no other job runs beside a measurement; under a
+    cluster executor (no --cores) one: the node is the job's alone (--exclusive)."""
+    return workflow.resource_settings.cores or 1
+
+
 def run_metas(study):
     return [
         RUN_META.format(host=HOST, runtime=rt, study=study, key=r.key, rep=r.repetition)

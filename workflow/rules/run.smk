@@ -18,10 +18,10 @@ rule run:
         host=re.escape(HOST),
     # Runs start in the config's run_order (seeded random by default).
     priority: run_priority
-    # Every core snakemake was given: no parse or statistics job runs beside a measurement.
-    threads: workflow.cores
     conda:
         "../envs/runner.yaml"
+    # Every core snakemake was given: no parse or statistics job runs beside a measurement.
+    threads: run_threads
     resources:
         measurement=1,
         # Under Slurm: the node its host names, alone (ignored when run locally).
