@@ -7,7 +7,7 @@ factor of the experiment. Without it: sorted by study, runtime, key and repetiti
 
 Snakemake starts, among the jobs that are ready, the one of highest priority; the run rule's
 priority is a run's distance from the end of this plan (common.smk), image builds come before
-every run. Runs that wait for others (Study.runs_after: the pair study's re-measured baselines)
+every run. Runs that wait for others (Study.after_all: the pair study's re-measured baselines)
 are not drawn: they come last, in sorted order. The plan is a pure function of the set of
 runs and the seed, so the report recomputes it from runs.tsv and the recorded config."""
 
@@ -45,10 +45,7 @@ def agreement(runs: pd.DataFrame, order: dict, host: str) -> dict:
         r["after_all"].fillna(False).astype(bool) if "after_all" in r else pd.Series(False, index=r.index)
     )
     positions = plan(
-        [i for i, m in zip(ids, last_mask) if not m],
-        [i for i, m in zip(ids, last_mask) if m],
-        shuffle=order.get("shuffle", True),
-        seed=order.get("seed", 1),
+        [i for i, m in zip(ids, last_mask) if not m], [i for i, m in zip(ids, last_mask) if m], **order
     )
     r["planned"] = [positions[i] for i in ids]
     r["executed"] = r["started"].rank(method="first").astype(int) - 1

@@ -98,10 +98,10 @@ def order_block(doc: Document) -> list[Block]:
     runs = pd.concat([f for f in frames if "started" in f], ignore_index=True) if frames else pd.DataFrame()
     if runs.empty:
         return []
-    order = {"shuffle": True, "seed": 1, **doc.config.get("run_order", {})}
+    order = doc.config.get("run_order", {})  # the validated config: its defaults filled in
     how = (
-        f"a random order drawn with seed {order['seed']}"
-        if order["shuffle"]
+        f"a random order drawn with seed {order.get('seed', 1)}"
+        if order.get("shuffle", True)
         else "sorted order (run_order.shuffle is off)"
     )
     per_host = []

@@ -10,8 +10,9 @@ samples that were +++++, and the rewrite's IR over the partners."""
 from __future__ import annotations
 
 from interference.report.blocks import Block, md
-from interference.report.format import bytes_h, esc, num, pct
+from interference.report.format import esc, num, pct
 from interference.studies.pairs.section.data import CASE_NAME
+from interference.studies.pairs.section.method import _memory
 
 DISK = "B"
 UNTIMED = ("block_input", "random_seeks")
@@ -75,14 +76,6 @@ class PageCache:
         for k in (1, 2):
             if f"member{k}" in r:
                 for v in r.loc[r[f"member{k}"] == DISK, f"member{k}_read_memory_max"]:
-                    seen.add(self.memory_text(v))
+                    m = _memory(v)
+                    seen.add("unlimited (the host's)" if m in ("unlimited", "max") else m)
         return ", ".join(sorted(seen)) or "–"
-
-    @staticmethod
-    def memory_text(value) -> str:
-        try:
-            n = int(float(value))
-        except (TypeError, ValueError):
-            return "unlimited (the host's)" if str(value).strip() in ("max", "") else str(value)
-        # cgroup v1 writes "no limit" as a number near 2^63.
-        return "unlimited (the host's)" if n >= 2**60 else bytes_h(n)
