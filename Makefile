@@ -1,7 +1,8 @@
 # The two set-up commands (see README):
 #   make paper   the main job: report/paper.html from config/config.yaml
 #   make test    the test suite (unit tests, lint, and real runs on tiny configs)
-# Both create .venv from the pinned requirements and make sure a container engine answers.
+# Both create .venv from the pinned requirements; `make paper` installs what CONFIG needs
+# (config/config.yaml: docker.io and debootstrap), `make test` what every test runs.
 PYTHON ?= python3
 VENV := .venv
 SNAKEMAKE := $(VENV)/bin/snakemake
@@ -18,14 +19,16 @@ $(VENV)/.installed: requirements.txt requirements-test.txt
 
 venv: $(VENV)/.installed
 
-engine:
-	sh scripts/ensure-engine.sh
+# Installs only what CONFIG's runtimes and studies declare they need (as root with apt; else it
+# names what is missing and the command), and starts dockerd when they need Docker.
+engine: venv
+	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh $(CONFIG)
 
 paper: venv engine
-	$(SNAKEMAKE) --cores $(CORES) report/paper.html
+	$(SNAKEMAKE) --cores $(CORES) report/paper.html $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG))
 
 test: venv
-	sh scripts/ensure-engine.sh --browser
+	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh --tests --browser
 	$(VENV)/bin/python -m pytest
 
 # Check config files before handing them to snakemake (a YAML error names file, line, column).

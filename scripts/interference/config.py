@@ -89,8 +89,10 @@ def study_schema(study) -> dict:
     return schema
 
 
-def validate(config: dict, source: str = "config") -> dict:
-    """Return the config with defaults filled in, or raise ConfigError."""
+def validate(config: dict, source: str = "config", machine: bool = True) -> dict:
+    """Return the config with defaults filled in, or raise ConfigError. `machine`: also check
+    this machine for what the studies need beyond their packages (host_setup.py asks without,
+    to install the packages first)."""
     config = copy.deepcopy(config) if config is not None else {}
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, not {type(config).__name__}.")
@@ -102,7 +104,11 @@ def validate(config: dict, source: str = "config") -> dict:
     per_host = config.pop("hosts")
     for host in per_host:
         if host != config["host"]:
-            validate(config | {"host": host, "hosts": {host: per_host[host]}}, f"{source} (as host {host})")
+            validate(
+                config | {"host": host, "hosts": {host: per_host[host]}},
+                f"{source} (as host {host})",
+                machine,
+            )
     for name, part in per_host.get(config["host"], {}).get("studies", {}).items():
         if name not in config["studies"]:
             raise ConfigError(
@@ -126,6 +132,8 @@ def validate(config: dict, source: str = "config") -> dict:
             _check_runtime(config, rt, f"studies.{name}.runtimes[{i}]", source)
         try:
             study.check(cfg)
+            if machine:
+                study.check_machine(cfg)
         except studies.StudyConfigError as e:
             raise ConfigError(f"{source} is invalid, {NOTHING_RAN}: {e}.") from None
         needed = study.needs(cfg)

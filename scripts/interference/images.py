@@ -20,8 +20,13 @@ import time
 from pathlib import Path
 
 from interference import REPO_ROOT, runtimes
+from interference.host_package import HostPackage
 from interference.locks import measurement_lock
 from interference.microservices import registry
+
+# What a runtime that builds its own images needs: the base image is made by debootstrap when
+# no registry serves it (none is reachable on the machines this was built on).
+BUILD_PACKAGES = (HostPackage("debootstrap", "debootstrap", "the base image when no registry serves it"),)
 
 CONTAINERS = REPO_ROOT / "containers"
 MICROSERVICE_DOCKERFILE = CONTAINERS / "Dockerfile.microservice"

@@ -16,6 +16,14 @@ import sys
 import time
 from pathlib import Path
 
+from interference.host_package import HostPackage
+
+# The single-node Slurm of the tests (SingleNode) and the Slurm profile on this machine.
+PACKAGES = (
+    HostPackage("slurm-wlm", "slurmctld", "Slurm's controller and node daemon"),
+    HostPackage("munge", "munged", "Slurm's authentication"),
+)
+
 
 class SlurmUnavailable(RuntimeError):
     pass

@@ -19,7 +19,7 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _prefix += f"export PATH={os.path.dirname(sys.executable)}:$PATH; "
 shell.prefix(_prefix)
 
-from interference import run_order, runtimes, slurm, studies, transfer
+from interference import host_setup, run_order, runtimes, slurm, studies, transfer
 from interference.config import ConfigError, read_yaml, validate
 from interference.microservices import registry
 
@@ -270,8 +270,14 @@ def check_slurm():
 
 
 def check_runtimes():
+    todo = set(runtimes_to_check())
+    lacking = host_setup.missing(host_setup.needs(CONFIG, only_runtimes=todo))
+    if lacking:
+        raise WorkflowError(
+            "Nothing was built or run: " + host_setup.explain(lacking, "This config")
+        )
     problems = []
-    for rt in runtimes_to_check():
+    for rt in sorted(todo):
         try:
             runtimes.get(rt, CONFIG["runtime_options"].get(rt)).check()
         except runtimes.RuntimeUnavailable as error:

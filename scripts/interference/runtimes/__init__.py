@@ -2,6 +2,7 @@
 (runtimes/base.py) and its Capabilities; ADAPTERS maps the config value to it. A new runtime
 is one module here plus one line below."""
 
+from interference.runtimes.apptainer import ApptainerRuntime
 from interference.runtimes.base import (
     CAPABILITY_WORDS,
     Capabilities,
@@ -9,7 +10,6 @@ from interference.runtimes.base import (
     ContainerSpec,
     RuntimeUnavailable,
 )
-from interference.runtimes.apptainer import ApptainerRuntime
 from interference.runtimes.docker import DockerRuntime
 from interference.runtimes.host import HostRuntime
 from interference.runtimes.lxc import LxcRuntime

@@ -11,6 +11,8 @@ import abc
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from interference.host_package import HostPackage
+
 LIMIT_KINDS = ("cpuset", "cpus", "memory")
 # How an entity can be attached to the host's network (paper 001, Tables II and III): "host"
 # shares the host's network stack; "bridge" is a Linux bridge with NAT rules (the engine's own
@@ -101,6 +103,9 @@ class ContainerRuntime(abc.ABC):
     # Files of the repository a converting runtime builds from besides the image it converts
     # (nested: its parent image), relative to the repository root: a change rebuilds its images.
     build_inputs: tuple[str, ...] = ()
+    # Host packages it needs (host_package.py); those of the runtime it converts images from
+    # are added by host_setup.py.
+    host_packages: tuple[HostPackage, ...] = ()
 
     def __init__(self, **options):
         # Per-runtime options from the config's runtime_options.<name> (validated there).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from interference.host_package import DOCKER
 from interference.runtimes.base import ISOLATED, LIMIT_KINDS, NETWORK_MODES, Capabilities, RuntimeUnavailable
 from interference.runtimes.oci_cli import OciCliRuntime
 
@@ -15,6 +16,7 @@ HOW_TO_START = (
 
 class DockerRuntime(OciCliRuntime):
     name = "docker"
+    host_packages = (DOCKER,)
     binary = "docker"
     engine_name = "Docker"
     capabilities = Capabilities(

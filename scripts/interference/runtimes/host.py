@@ -16,6 +16,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+from interference.host_package import HostPackage
 from interference.runtimes import cgroups, rootfs
 from interference.runtimes.base import (
     LIMIT_KINDS,
@@ -31,6 +32,7 @@ PATH_IN_ROOTFS = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "host"
+    host_packages = (HostPackage("util-linux", "unshare", "a private mount namespace per command"),)
     capabilities = Capabilities(
         networks=False,
         volumes=True,

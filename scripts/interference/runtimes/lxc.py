@@ -17,6 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from interference.host_package import IPROUTE, IPTABLES, HostPackage
 from interference.runtimes import cgroups, ovs, rootfs
 from interference.runtimes.base import (
     ISOLATED,
@@ -51,6 +52,7 @@ def cgroup_keys(spec: ContainerSpec, version: int) -> list[tuple[str, str]]:
 
 class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "lxc"
+    host_packages = (HostPackage("lxc", "lxc-execute", "LXC's tools"), IPROUTE, IPTABLES)
     capabilities = Capabilities(
         networks=True,
         volumes=True,

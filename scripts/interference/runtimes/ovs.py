@@ -26,6 +26,14 @@ import subprocess
 import time
 from pathlib import Path
 
+from interference.host_package import HostPackage
+
+# An OVS bridge: its daemons and tools; ethtool turns off the entity's checksum offload.
+PACKAGES = (
+    HostPackage("openvswitch-switch", "ovs-vswitchd", "Open vSwitch (its daemons are started per run)"),
+    HostPackage("ethtool", "ethtool", "checksum offload off on OVS veths"),
+)
+
 SUBNETS = ipaddress.ip_network("10.232.0.0/16")  # one /24 per switch
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 STATE_DIR = Path("/var/lib/interference/ovs")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import resource
 
+from interference.host_package import HostPackage
 from interference.runtimes.base import ISOLATED, LIMIT_KINDS, NETWORK_MODES, Capabilities
 from interference.runtimes.oci_cli import OciCliRuntime
 
@@ -22,6 +23,7 @@ HOW_TO_GET = "Install it with `apt-get install podman` (scripts/ensure-engine.sh
 
 class PodmanRuntime(OciCliRuntime):
     name = "podman"
+    host_packages = (HostPackage("podman", "podman", "the Podman CLI (daemonless)"),)
     binary = "podman"
     engine_name = "Podman"
     capabilities = Capabilities(

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from interference import REPO_ROOT
+from interference.host_package import IPROUTE, IPTABLES, HostPackage, static_busybox
 from interference.runtimes import cgroups, ovs, rootfs
 from interference.runtimes.base import LIMIT_KINDS, Capabilities, ContainerSpec, RuntimeUnavailable
 from interference.runtimes.bridges import BridgedNetworks, Bridges, bridge_name
@@ -87,6 +88,18 @@ def newest(pattern: str) -> str | None:
 
 class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "vm"
+    host_packages = (
+        HostPackage("qemu-system-x86", "qemu-system-x86_64", "QEMU"),
+        # The guest boots the host distribution's kernel (with its modules) directly.
+        HostPackage(
+            "linux-image-amd64", "/boot/vmlinuz-*", "a kernel for the guests", ubuntu="linux-image-generic"
+        ),
+        HostPackage("busybox-static", "", "the guests' initramfs tools", present_if=static_busybox),
+        HostPackage("cpio", "cpio", "the guests' initramfs"),
+        HostPackage("e2fsprogs", "mkfs.ext4", "the guests' disks"),
+        IPROUTE,
+        IPTABLES,
+    )
     capabilities = Capabilities(
         networks=True,
         volumes=True,

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import pandas as pd
 
+from interference.host_package import HostPackage
+
 if TYPE_CHECKING:
     from interference.runner import RunContext
 
@@ -63,6 +65,15 @@ class Study(abc.ABC):
 
     def check(self, cfg: dict) -> None:
         """Checks beyond the schema (raise StudyConfigError)."""
+
+    def host_packages(self, cfg: dict) -> tuple[HostPackage, ...]:
+        """Packages the study needs on the host with this config (its own tools there), beyond
+        its runtimes'."""
+        return ()
+
+    def check_machine(self, cfg: dict) -> None:
+        """Checks of this machine beyond its packages (a kernel feature, a device); raise
+        StudyConfigError. Skipped when only the packages a config needs are asked for."""
 
     def needs(self, cfg: dict) -> set[str]:
         """Runtime capabilities the study needs with this config (names as in Capabilities.lacks)."""

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from interference import parsers, runtimes
+from interference.host_package import HostPackage
 from interference.loop import (
     RELEASED_BY_FILE,
     RESULTS_IN_CONTAINER,
@@ -125,10 +126,23 @@ class NetworkStudy(Study):
                     f"studies.network: {rt} runs none of the modes {cfg['nested_modes' if is_nested(rt) else 'modes']} "
                     f"(it has {sorted(modes_of(rt))})"
                 )
-        wanted = {
+
+    def modes_wanted(self, cfg: dict) -> set[str]:
+        return {
             m for rt in cfg["runtimes"] for r in self.runs_on(cfg, rt) for m in r.key.split("/")[2].split("+")
         }
-        if "ovs" in wanted and (lack := ovs.missing()):
+
+    def host_packages(self, cfg: dict):
+        packages = [
+            HostPackage("iperf3", "iperf3", "the host's end of the throughput tests"),
+            HostPackage("sockperf", "sockperf", "the host's end of the latency tests"),
+        ]
+        if "ovs" in self.modes_wanted(cfg):
+            packages += ovs.PACKAGES
+        return tuple(packages)
+
+    def check_machine(self, cfg: dict) -> None:
+        if "ovs" in self.modes_wanted(cfg) and (lack := ovs.missing()):
             raise StudyConfigError(f"studies.network: mode ovs needs {', '.join(lack)} on this machine")
 
     def runs(self, cfg):

@@ -29,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from interference import parsers, runtimes
+from interference.host_package import IPROUTE, IPTABLES, HostPackage
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.runtimes.base import ISOLATED
@@ -123,6 +124,15 @@ class PingPongStudy(Study):
                 raise StudyConfigError(
                     f"studies.pingpong: {rt} runs none of the layers {cfg['layers']} (it runs {list(runs_layers(rt))})"
                 )
+
+    def host_packages(self, cfg: dict):
+        wanted = {r.key for r in self.runs(cfg)}
+        packages = [HostPackage("apache2-utils", "ab", "ApacheBench, the load generator"), IPROUTE, IPTABLES]
+        if "tinc" in {OVERLAY_OF.get(k) for k in wanted}:
+            packages.append(HostPackage("tinc", "tincd", "the userspace overlay"))
+        return tuple(packages)
+
+    def check_machine(self, cfg: dict) -> None:
         wanted = {r.key for r in self.runs(cfg)}
         overlays = {OVERLAY_OF[k] for k in wanted if k in OVERLAY_OF}
         if wanted - {"loopback"} and (lack := fabric.missing(overlays)):
