@@ -27,6 +27,7 @@ from __future__ import annotations
 import glob
 import gzip
 import hashlib
+import lzma
 import math
 import os
 import shlex
@@ -161,6 +162,8 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
             missing.append("a kernel (/boot/vmlinuz-*, or the `kernel` option)")
         elif not Path(f"/lib/modules/{self.kernel_version}").is_dir():
             missing.append(f"its modules /lib/modules/{self.kernel_version}")
+        elif shutil.which("modprobe") and (lacking := guest_modules(self.kernel_version)[1]):
+            missing.append(lacking)
         if not _static_busybox():
             missing.append("a static busybox (Debian's busybox-static) for the guest's plumbing")
         if os.geteuid() != 0:
@@ -239,7 +242,8 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
         return f"vmdisk:{disk}"
 
     def _initramfs(self) -> Path:
-        digest = hashlib.sha256(INITRAMFS_INIT.read_bytes()).hexdigest()[:12]
+        # The tag: archives made before modules were decompressed are not reused.
+        digest = hashlib.sha256(INITRAMFS_INIT.read_bytes() + b"plain .ko").hexdigest()[:12]
         return self.disk_dir / f"initramfs-{self.kernel_version}-{digest}.cpio.gz"
 
     def _make_initramfs(self, log) -> None:
@@ -266,21 +270,10 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
 
     def _copy_modules(self, dest: Path) -> list[str]:
         """The guest kernel's modules of GUEST_MODULES with their dependencies, in load order."""
-        r = subprocess.run(
-            ["modprobe", "-S", self.kernel_version, "-a", "--show-depends", *GUEST_MODULES],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        order = []
-        for line in r.stdout.splitlines():
-            if line.startswith("insmod "):
-                path = Path(line.split()[1])
-                if path.name not in order:
-                    shutil.copy(path, dest / path.name)
-                    order.append(path.name)
-        (dest / "order").write_text("\n".join(order) + "\n")
-        return order
+        paths, lacking = guest_modules(self.kernel_version)
+        if lacking:
+            raise RuntimeUnavailable(f"The virtual-machine runtime (vm) needs {lacking}.")
+        return copy_modules(paths, dest)
 
     # -- runs --------------------------------------------------------------------------------
     def _ctl(self, name: str) -> Path:
@@ -391,3 +384,63 @@ def _static_busybox() -> bool:
     """A busybox that runs without the host's libraries (a dynamic one names its loader)."""
     path = shutil.which("busybox")
     return path is not None and b"ld-linux" not in Path(path).read_bytes()[:4096]
+
+
+def guest_modules(kernel_version: str) -> tuple[list[Path], str]:
+    """The files of GUEST_MODULES and their dependencies in load order, as modprobe resolves them on
+    the host (built-in ones need none), and what is lacking to put them in an initramfs ("": nothing)."""
+    r = subprocess.run(
+        ["modprobe", "-S", kernel_version, "-a", "--show-depends", *GUEST_MODULES],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if r.returncode != 0:
+        return [], (
+            f"kernel {kernel_version}'s modules {', '.join(GUEST_MODULES)} ({r.stderr.strip()}; a cloud "
+            "kernel may lack some: Debian's linux-image-amd64 or Ubuntu's linux-image-generic has them, "
+            "or name another kernel with the vm runtime's `kernel` option)"
+        )
+    paths: list[Path] = []
+    for line in r.stdout.splitlines():
+        if line.startswith("insmod ") and (path := Path(line.split()[1])) not in paths:
+            paths.append(path)
+    if any(p.suffix == ".zst" for p in paths) and shutil.which("zstd") is None:
+        return paths, f"the `zstd` command (apt-get install zstd): {ZSTD_WHY}"
+    return paths, ""
+
+
+# Why compressed modules are decompressed on the host.
+ZSTD_WHY = (
+    "the guest kernel's modules are zstd-compressed, and the initramfs's busybox insmod loads only plain ones"
+)
+
+
+def plain_module(path: Path) -> tuple[str, bytes]:
+    """A module file's uncompressed name and bytes. Ubuntu's and newer Debian kernels ship .ko.zst,
+    .ko.xz or .ko.gz, which busybox insmod cannot load; Python has xz and gzip, zstd is a command."""
+    data, suffix = path.read_bytes(), path.suffix
+    if suffix == ".xz":
+        data = lzma.decompress(data)
+    elif suffix == ".gz":
+        data = gzip.decompress(data)
+    elif suffix == ".zst":
+        if shutil.which("zstd") is None:
+            raise RuntimeUnavailable(f"{path} needs the `zstd` command (apt-get install zstd): {ZSTD_WHY}.")
+        data = subprocess.run(["zstd", "-dcq", str(path)], capture_output=True, check=True).stdout
+    else:
+        return path.name, data
+    return path.name.removesuffix(suffix), data
+
+
+def copy_modules(paths: list[Path], dest: Path) -> list[str]:
+    """The modules into dest, uncompressed, and their load order (dest/order, which
+    containers/vm/initramfs-init reads)."""
+    order = []
+    for path in paths:
+        name, data = plain_module(path)
+        if name not in order:
+            (dest / name).write_bytes(data)
+            order.append(name)
+    (dest / "order").write_text("\n".join(order) + "\n")
+    return order
