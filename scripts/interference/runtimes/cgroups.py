@@ -142,7 +142,8 @@ def process_folders(proc_cgroup: str, root: Path = ROOT) -> dict[str, Path]:
     /proc/<pid>/cgroup text; a controller whose cgroup is the root (the machine's) is left out."""
     lines = [line.split(":", 2) for line in proc_cgroup.splitlines()]
     if len(lines) == 1 and lines[0][1] == "":  # v2 alone (a v1 machine lists an empty "0::" too)
-        return {"v2": root / lines[0][2].lstrip("/")}
+        path = lines[0][2]
+        return {"v2": root / path.lstrip("/")} if path != "/" else {}  # the root: as on v1
     dirs = {}
     for _, controllers, path in lines:
         if controllers and path != "/":  # in a controller's root cgroup the counters are the machine's

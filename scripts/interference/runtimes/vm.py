@@ -50,6 +50,12 @@ GUEST_DIR = "opt/interference-vm"  # in the guest's root file system
 # What the initramfs loads: the virtio root disk and ext4, 9p for the shares, virtio_net for
 # networks; their dependencies are found by modprobe on the host.
 GUEST_MODULES = ("virtio_pci", "virtio_blk", "ext4", "9pnet_virtio", "9p", "virtio_net")
+# guest_cgroup: (description, kernel parameters). The guest's init mounts cgroup2 when it sees
+# cgroup_no_v1=all (the v1 hierarchies would otherwise hold the controllers).
+GUEST_CGROUPS = {
+    "v1": ("v1: cpuset, cpu, memory hierarchies", ""),
+    "v2": ("v2: unified (cgroup_no_v1=all), every controller enabled", " cgroup_no_v1=all"),
+}
 PATH_IN_GUEST = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOW_TO_GET = (
     "On Debian: apt-get install qemu-system-x86 linux-image-amd64 busybox-static e2fsprogs cpio, "
@@ -136,6 +142,12 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
             "rootfs_dir": {"type": "string", "default": "/var/lib/interference/rootfs"},
             "disk_dir": {"type": "string", "default": "/var/lib/interference/vm/disks"},
             "state_dir": {"type": "string", "default": "/var/lib/interference/vm"},
+            "guest_cgroup": {
+                "enum": ["v1", "v2"],
+                "default": "v1",
+                "description": "the guest's cgroups: v1 hierarchies, or the unified v2 one (kernel booted "
+                "with cgroup_no_v1=all, cgroup2 mounted by the guest's init), as on most current machines",
+            },
         },
     }
 
@@ -199,6 +211,7 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
                 "guest kernel": f"{self.kernel_version}, with the runtime's own initramfs",
                 "guests": "one VM per container, booted for it (Case 1: one boot per iteration)",
                 "limits": "vCPUs and RAM of the guest; qemu in a host cgroup with the cpuset and quota",
+                "guest cgroups": GUEST_CGROUPS[self.o["guest_cgroup"]][0],
             },
         }
 
@@ -290,11 +303,12 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
         ctl = self._ctl(spec.name)
         accel = self.accel()[0]
         cpu = self.o["cpu_model"] if accel == "kvm" else "max"
+        cgroup_args = GUEST_CGROUPS[self.o["guest_cgroup"]][1]
         argv = [
             "qemu-system-x86_64", "-accel", accel, "-cpu", cpu, "-smp", str(vcpus), "-m", f"{mib}M",
             "-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-no-reboot",
             "-kernel", self.kernel, "-initrd", str(self._initramfs()),
-            "-append", "console=ttyS0 quiet loglevel=3 panic=-1",
+            "-append", "console=ttyS0 quiet loglevel=3 panic=-1" + cgroup_args,
             "-drive", f"file={spec.image.removeprefix('vmdisk:')},if=virtio,format=raw,snapshot=on",
             "-virtfs", f"local,path={ctl},mount_tag=ctl,security_model=none",
         ]  # fmt: skip
