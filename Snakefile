@@ -8,6 +8,7 @@
 # a study is its module in scripts/interference/studies/, to a runtime its adapter in
 # scripts/interference/runtimes/.
 import os
+import sys
 
 from snakemake.utils import min_version
 
@@ -33,10 +34,22 @@ localrules:
     report,
 
 
+# Before the first job (and in a dry run): the runs to do and how long they should take.
+if workflow.is_main_process:
+    PLANNED = planned_runs()
+    for line in estimate.plan_lines(
+        PLANNED, [i for i in all_images() if not os.path.exists(i)]
+    ):
+        print(line, file=sys.stderr)
+
+
 onstart:
     # Every runtime with runs to do must answer before any image is built or run started.
     check_runtimes()
     check_slurm()
+    # A line per finished run, with the time left.
+    if PLANNED:
+        estimate.Progress(PLANNED).start()
 
 
 rule all:

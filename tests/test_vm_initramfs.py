@@ -78,3 +78,9 @@ def test_a_missing_module_or_zstd_is_named_before_anything_runs(tmp_path, monkey
     )
     with pytest.raises(RuntimeUnavailable, match="needs the `zstd` command"):
         vm.plain_module(zst)
+
+
+def test_the_newest_kernel_is_chosen_by_version_not_by_string(tmp_path):
+    for name in ("vmlinuz-6.9.0-1-amd64", "vmlinuz-6.10.0-1-amd64", "vmlinuz-6.1.0-28-amd64"):
+        (tmp_path / name).touch()
+    assert vm.newest(str(tmp_path / "vmlinuz-*")) == str(tmp_path / "vmlinuz-6.10.0-1-amd64")

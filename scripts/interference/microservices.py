@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,16 @@ class Microservice:
     scratch: str | None = None
     stand_in_reason: str | None = None
     extra: dict = field(default_factory=dict)
+
+    def iteration_seconds(self, sizes: dict) -> float | None:
+        """Expected seconds of one iteration at these sizes (defaults for those not given), from
+        containers/iteration-times.yaml; None where it declares none."""
+        expression = iteration_times().get(self.id)
+        if expression is None:
+            return None
+        given = {key: sizes.get(key, spec.get("default")) for key, spec in self.parameters.items()}
+        # A trusted expression from the repository's own file: arithmetic on the parameters only.
+        return float(eval(expression, {"__builtins__": {}}, given))
 
     def container_env(self, sizes: dict) -> dict[str, str]:
         """Environment variables that carry this microservice's workload size (a size not
@@ -81,6 +92,11 @@ def _load(path: Path) -> Microservice:
         stand_in_reason=d.get("stand_in_reason"),
         extra={k: v for k, v in d.items() if k not in known},
     )
+
+
+@functools.cache
+def iteration_times(path: Path = CONTAINERS_DIR / "iteration-times.yaml") -> dict[str, str]:
+    return yaml.safe_load(path.read_text()) if path.exists() else {}
 
 
 def registry(containers_dir: Path = CONTAINERS_DIR) -> dict[str, Microservice]:

@@ -20,7 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
-from interference import hostinfo, runtimes, studies, telemetry
+from interference import estimate, hostinfo, runtimes, studies, telemetry
 from interference.locks import measurement_lock
 from interference.runtimes import ContainerSpec
 
@@ -177,6 +177,10 @@ def main(argv=None) -> int:
         )
         return 128 + INTERRUPTED[0]
     write_meta(meta, a.meta)
+    try:  # the time estimate's history: kept when the raw results are deleted
+        estimate.record(meta)
+    except (OSError, KeyError) as e:
+        print(f"warning: the run was not added to the durations ledger: {e}", file=sys.stderr)
     print(
         f"{meta.get('n_iterations', '?')} iterations, {meta.get('n_failed', '?')} failed; "
         f"removed {len(meta['leftovers_removed'])} things the run made at the end",

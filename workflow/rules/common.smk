@@ -19,7 +19,15 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _prefix += f"export PATH={os.path.dirname(sys.executable)}:$PATH; "
 shell.prefix(_prefix)
 
-from interference import host_setup, run_order, runtimes, slurm, studies, transfer
+from interference import (
+    estimate,
+    host_setup,
+    run_order,
+    runtimes,
+    slurm,
+    studies,
+    transfer,
+)
 from interference.config import ConfigError, read_yaml, validate
 from interference.microservices import registry
 
@@ -103,6 +111,30 @@ RUN_PLAN = run_order.plan(
     ),
     **CONFIG["run_order"],
 )
+
+
+def planned_runs():
+    """This host's runs still without meta.json, each with its expected duration (estimate.py)."""
+    todo = [
+        estimate.PlannedRun(
+            s,
+            rt,
+            r.key,
+            r.repetition,
+            RUN_META.format(
+                host=HOST, runtime=rt, study=s, key=r.key, rep=r.repetition
+            ),
+            {"host": HOST, **studies.run_settings(CONFIG, s, rt, r.key, r.repetition)},
+        )
+        for s in STUDIES
+        for rt, r in study_runs(s)
+    ]
+    todo = [r for r in todo if not os.path.exists(r.meta)]
+    todo.sort(key=lambda r: RUN_PLAN.get((r.study, r.runtime, r.key, r.repetition), 0))
+    past = estimate.history(Path("results"), HOST)
+    return estimate.estimate(
+        todo, past, lambda r: STUDIES[r.study].expected_seconds(r.settings)
+    )
 
 
 def run_priority(wildcards):

@@ -30,6 +30,7 @@ import hashlib
 import lzma
 import math
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -89,7 +90,12 @@ def guest_mac(name: str) -> str:
 
 
 def newest(pattern: str) -> str | None:
-    found = sorted(glob.glob(pattern))
+    """The file with the highest version in its name (6.10 after 6.9, unlike a string sort)."""
+
+    def version(path: str) -> list:
+        return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-+~_]", Path(path).name)]
+
+    found = sorted(glob.glob(pattern), key=version)
     return found[-1] if found else None
 
 

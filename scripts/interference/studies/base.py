@@ -117,6 +117,11 @@ class Study(abc.ABC):
     def parse(self, meta: dict, raw_dir: Path) -> pd.DataFrame:
         """One run's raw files -> tidy rows (a status column says what went wrong, never a crash)."""
 
+    def expected_seconds(self, settings: dict) -> float | None:
+        """The study's model of a run's wall time (the time estimate where this host has not
+        measured the same run before); None: no model, the estimate says so."""
+        return None
+
     def code(self, step: str) -> list[Path] | None:
         """The source files of one step ("parse", "statistics", "runs" (run_row), "report") whose change reruns it;
         None: the study's whole module or package."""

@@ -17,6 +17,7 @@ from interference.microservices import registry as microservices
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import (
     cases,
+    duration,
     contention,
     drift,
     execute,
@@ -202,6 +203,9 @@ class PairsStudy(Study):
             if "min_overlap_samples" in adaptive:
                 out["adaptive"] = {k: adaptive[k] for k in ("min_overlap_samples", "window_cap_s")}
         return out
+
+    def expected_seconds(self, settings: dict) -> float | None:
+        return duration.run_seconds(settings)
 
     def execute(self, run) -> dict:
         return execute.execute(run)

@@ -1,0 +1,33 @@
+"""The pair study's model of how long one run takes (the time estimate where this host has no
+history of the same run): each member's iteration time from its microservice's declared
+expected_iteration_s at the run's sizes, plus the costs the runner adds. Constants measured on
+the 2-core machine this was developed on (Docker 20.10); a run's own history replaces them."""
+
+from __future__ import annotations
+
+from interference.microservices import registry
+from interference.studies.pairs import cases
+
+RUN_SETUP_S = 2.0  # the raw folder, the runtime's description, telemetry, removal at the end
+CONTAINER_PER_ITERATION_S = 0.3  # Case 1: a fresh container per iteration (start, stop, remove)
+START_FILE_S = 1.5  # concurrent members start together: the start file a second after the last is up
+
+
+def run_seconds(settings: dict) -> float | None:
+    """Expected wall time of the run with these settings; None when a member declares no model."""
+    ms = registry()
+    members = cases.members_of(settings["pair"])
+    times = [ms[m].iteration_seconds(settings["sizes"].get(m, {})) for m in members]
+    if any(t is None for t in times):
+        return None
+    servers = sum(1.0 + ms[m].server.get("ready_after_s", 1.0) for m in members if ms[m].server)
+    if settings["case"] == "1":
+        # With a CI target the run may go on to max_iterations; the minimum is the estimate.
+        return RUN_SETUP_S + servers + settings["iterations"] * (times[0] + CONTAINER_PER_ITERATION_S)
+    window = float(settings["window_s"])
+    rule = settings.get("adaptive")
+    if rule:
+        # Held open until the slowest member has its samples inside (about one more iteration
+        # than asked: the first may begin before the overlap), at most the cap.
+        window = min(float(rule["window_cap_s"]), max(window, (rule["min_overlap_samples"] + 1) * max(times)))
+    return RUN_SETUP_S + servers + START_FILE_S + window + max(times)

@@ -1,0 +1,150 @@
+"""The time estimate: history of the same settings first (meta.json and the durations ledger),
+else the study's model, else no estimate; the progress line."""
+
+import io
+import json
+import subprocess
+
+from conftest import REPO, SNAKEMAKE
+
+from interference import estimate, studies
+from interference.microservices import registry
+from interference.studies.pairs import duration
+
+CASE1_L = {
+    "host": "h",
+    "study": "pairs",
+    "runtime": "docker",
+    "key": "case1/L",
+    "case": "1",
+    "pair": "L",
+    "iterations": 10,
+    "sizes": {"L": {"n": 4000}},
+}
+CASE3A_LB = {
+    "host": "h",
+    "study": "pairs",
+    "runtime": "docker",
+    "key": "case3a/L+B",
+    "case": "3a",
+    "pair": "L+B",
+    "window_s": 6,
+    "adaptive": {"min_overlap_samples": 5, "window_cap_s": 120},
+    "sizes": {"L": {"n": 4000}, "B": {"file_size_mb": 2048, "ram_mb": 1024}},
+}
+
+
+def planned(settings, rep=1, meta="m.json"):
+    return estimate.PlannedRun(
+        settings["study"], settings["runtime"], settings["key"], rep, meta, {**settings, "repetition": rep}
+    )
+
+
+def write_meta(results, settings, rep, seconds, finished=1000.0):
+    d = results / "raw" / "h" / "docker" / "pairs" / settings["key"] / f"rep{rep}"
+    d.mkdir(parents=True)
+    meta = {"settings": {**settings, "repetition": rep}, "started": finished - seconds, "finished": finished}
+    (d / "meta.json").write_text(json.dumps(meta))
+    return meta
+
+
+def test_pair_model_against_a_hand_computation():
+    # Case 1: setup + 10 x (Linpack's declared time at n = 4000 + a container's start and stop).
+    linpack = 0.1 + 4000**3 / 1.1e11
+    assert duration.run_seconds(CASE1_L) == 2.0 + 10 * (linpack + 0.3)
+    # A concurrent window held open for 6 of Bonnie++'s 2 GB iterations (1.5 + 2048 / 195 s).
+    bonnie = 1.5 + 2048 / 195
+    assert duration.run_seconds(CASE3A_LB) == 2.0 + 1.5 + 6 * bonnie + bonnie
+    # The cap bounds the window.
+    capped = {**CASE3A_LB, "adaptive": {"min_overlap_samples": 50, "window_cap_s": 120}}
+    assert duration.run_seconds(capped) == 2.0 + 1.5 + 120 + bonnie
+    assert studies.get("pairs").expected_seconds(CASE1_L) == duration.run_seconds(CASE1_L)
+
+
+def test_every_pair_microservice_declares_its_iteration_time():
+    for ms in ("L", "S", "B", "NS", "NR", "Y"):
+        assert registry()[ms].iteration_seconds({}) > 0
+
+
+def test_history_from_meta_json_beats_the_model_and_takes_the_median(tmp_path):
+    for rep, seconds in ((1, 30.0), (2, 40.0), (3, 90.0)):
+        write_meta(tmp_path, CASE1_L, rep, seconds, finished=1000.0 + rep)
+    past = estimate.history(tmp_path, "h")
+    (got,) = estimate.estimate([planned(CASE1_L, rep=4)], past, lambda r: 7.0)
+    assert (got.seconds, got.source) == (40.0, "history")
+    # Other settings (another size) have no history: the model answers.
+    other = {**CASE1_L, "sizes": {"L": {"n": 5000}}}
+    (got,) = estimate.estimate([planned(other)], past, lambda r: 7.0)
+    assert (got.seconds, got.source) == (7.0, "model")
+
+
+def test_the_ledger_keeps_history_after_the_raw_results_are_deleted(tmp_path):
+    meta = write_meta(tmp_path, CASE1_L, 1, 25.0)
+    estimate.record(meta, tmp_path)
+    estimate.record(meta, tmp_path)  # the same run twice counts once
+    import shutil
+
+    shutil.rmtree(tmp_path / "raw")
+    past = estimate.history(tmp_path, "h")
+    assert list(past.values()) == [[25.0]]
+
+
+def test_no_model_and_no_history_gives_no_estimate_and_says_so():
+    runs = estimate.estimate([planned(CASE1_L)], {}, lambda r: None)
+    assert runs[0].seconds is None
+    lines = estimate.plan_lines(runs)
+    assert "No estimate for pairs" in " ".join(lines)
+    assert "Plan: 1 runs to do (pairs on docker: 1)" in lines[0]
+
+
+def test_plan_total_adds_runs_parsing_images_and_the_report():
+    runs = estimate.estimate([planned(CASE1_L, 1, "a"), planned(CASE1_L, 2, "b")], {}, lambda r: 60.0)
+    total = estimate.total_seconds(runs, ["results/images/docker/base.json", "results/images/docker/L.json"])
+    expected = (
+        120 + 2 * estimate.PARSE_PER_RUN_S + estimate.AFTER_RUNS_S + estimate.BASE_IMAGE_S + estimate.IMAGE_S
+    )
+    assert total == expected
+    assert (
+        f"about {expected / 60:.0f} min in all" in estimate.plan_lines(runs, ["x/base.json", "x/L.json"])[1]
+    )
+
+
+def test_progress_line_counts_runs_and_scales_what_is_left(tmp_path):
+    runs = [
+        estimate.PlannedRun("pairs", "docker", f"k{i}", 1, str(tmp_path / f"{i}.json"), {}, 600.0, "model")
+        for i in range(3)
+    ]
+    out = io.StringIO()
+    p = estimate.Progress(runs, stream=out)
+    p.started_at -= 600  # the first run took as long as its estimate
+    line = p.line(runs[:1])
+    left = 2 * 600 + 2 * estimate.PARSE_PER_RUN_S + estimate.AFTER_RUNS_S
+    assert line == f"run 1 of 3 done, about {left / 60:.0f} min left"
+    # Runs twice as slow as estimated: what is left doubles (bounded at 2x).
+    p.started_at -= 600
+    assert (
+        f"about {(2 * 1200 + 2 * estimate.PARSE_PER_RUN_S + estimate.AFTER_RUNS_S) / 60:.0f} min left"
+        in p.line(runs[:1])
+    )
+
+
+def test_a_dry_run_prints_the_plan_with_an_estimate(tmp_path):
+    r = subprocess.run(
+        [
+            SNAKEMAKE,
+            "-n",
+            "-d",
+            str(tmp_path),
+            "report/paper.html",
+            "--configfile",
+            str(REPO / "config/ci.yaml"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    out = r.stdout + r.stderr
+    assert "Plan: 38 runs to do (pairs on docker: 38)." in out
+    assert "Estimate: about " in out and "38 from the study's model" in out
