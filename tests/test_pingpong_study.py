@@ -165,13 +165,32 @@ def start(argv, prefix=()) -> subprocess.Popen:
     return subprocess.Popen([*prefix, *map(str, argv)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def kernel_cpu_s(pid: int) -> float:
+    """A process's user + system CPU time as the kernel accounts it: /proc/<pid>/stat's utime and
+    stime (fields 14 and 15, in clock ticks; the fields after the command's closing parenthesis
+    start at field 3)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def assert_cpu_is_the_kernels(url: str, pid: int) -> None:
+    """GET /cpu answers the service's own CPU seconds: between the kernel's account of the process
+    just before and just after (within a clock tick, /proc's resolution), and not zero once it
+    has served something."""
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    before = kernel_cpu_s(pid)
+    cpu = float(get(url))
+    after = kernel_cpu_s(pid)
+    assert 0 < cpu and before - tick <= cpu <= after + tick, (before, cpu, after)
+
+
 def test_ping_relays_exactly_m_bytes_from_pong(services):
     procs = [start([services, "pong", 28081]), start([services, "ping", 28080, "127.0.0.1", 28081])]
     try:
         assert wait_for("http://127.0.0.1:28080/?m=0") == b""
         for m in (1, 1000, 300_000, 3_000_000):
             assert get(f"http://127.0.0.1:28080/?m={m}") == b"x" * m
-        assert float(get("http://127.0.0.1:28081/cpu")) >= 0
+        assert_cpu_is_the_kernels("http://127.0.0.1:28081/cpu", procs[0].pid)
         for bad in ("-1", str(64 * 1024 * 1024 + 1), "abc"):
             with pytest.raises(urllib.error.HTTPError, match="400"):
                 get(f"http://127.0.0.1:28080/?m={bad}")
@@ -211,7 +230,8 @@ def test_two_hosts_carry_http_through_each_layer(services, tmp_path, overlay):
             procs.append(start([services, "ping", 28080, upstream, 28081], inside("a")))
             # From this machine's namespace to ping's published port on host a, and on to pong.
             assert wait_for(f"http://{net.address('a')}:28080/?m=5000") == b"x" * 5000
-            assert float(get(f"http://{net.address('b')}:28081/cpu")) >= 0
+            pong = procs[0].pid  # nsenter execs pong: its process is pong's
+            assert_cpu_is_the_kernels(f"http://{net.address('b')}:28081/cpu", pong)
             if overlay == "tinc":
                 assert (
                     "Connection with"

@@ -213,17 +213,25 @@ def test_generic_section_shows_a_studys_tables(tmp_path, stats):
 # -- the published comparison (results/stats/pairs/published.tsv) --------------------------------------
 
 
-def test_published_tsv_is_what_comparison_returns(stats):
-    inputs = {
-        "summary": stats / "pairs" / "summary.tsv",
-        "interference": stats / "pairs" / "interference.tsv",
-    }
-    df = published.comparison(inputs, 1, published_dir=PUBLISHED)
-    assert list(df.columns) == published.COLUMNS
-    assert set(df["comparison"]) == {"ir", "mean"}
+def test_published_tsv_sets_the_papers_ir_beside_ours(stats):
+    # One row of published.tsv recomputed by hand from its two sources: the fixture's published
+    # table (000 Table III prints +0.2421 for Case 2 L+S) and our interference.tsv.
     written = published.read(stats / "pairs" / "published.tsv")
-    assert len(written) == len(df)
-    assert np.allclose(written["paper_ir"].fillna(9), df["paper_ir"].astype(float).fillna(9))
+    assert list(written.columns) == published.COLUMNS and set(written["comparison"]) == {"ir", "mean"}
+    ours = pd.read_csv(stats / "pairs" / "interference.tsv", sep="\t", dtype={"case": str})
+    cell = {"runtime": "docker", "case": "2", "target": "L", "partner": "S", "metric": "gflops"}
+
+    def one(df, **kw):
+        sel = df[(df[list(kw)] == pd.Series(kw)).all(axis=1)]
+        assert len(sel) == 1, kw
+        return sel.iloc[0]
+
+    o = one(ours, **cell)
+    w = one(written, comparison="ir", paper="000", **cell)
+    assert w["paper_ir"] == 0.2421 and w["ir"] == pytest.approx(o["ir"])
+    assert w["ratio"] == pytest.approx(abs(o["ir"]) / 0.2421)
+    assert w["in_ci"] == (o["ir_ci_low"] <= 0.2421 <= o["ir_ci_high"])
+    assert w["direction_agrees"] == (o["ir"] >= published.NEGLIGIBLE_IR)  # the paper's is a gain
 
 
 def test_published_table_is_registered_with_its_inputs():
@@ -355,9 +363,18 @@ def test_every_section_renders_with_one_group_and_one_runtime(tmp_path, stats):
         r.doc.environment_blocks,
         r.doc.colophon,
     ]:
-        assert isinstance(part(), list)
+        assert isinstance(part(), list)  # each renders
     assert np.isfinite(r.summary["mean"]).all()
-    assert "one runtime (docker)" in r.runtimes_blocks()[0].content
+    # What has no data says so in a sentence of its own.
+    said = {
+        r.runtimes_blocks: "This run used one runtime (docker), so there is no comparison between runtimes.",
+        r.heatmap_blocks: "No interference ratios were computed (no concurrent case in the data).",
+        r.anova_blocks: "No ANOVA results.",
+        r.posthoc_blocks: "No post hoc results.",
+    }
+    for part, sentence in said.items():
+        assert [b.content for b in part()] == [sentence]
+    assert "are not available" in r.comparison_blocks()[0].content
 
 
 def test_two_runtimes_are_reported_side_by_side(rep):
@@ -376,7 +393,8 @@ def test_two_runtimes_are_reported_side_by_side(rep):
         rep.quality_blocks,
         rep.runs_blocks,
     ]:
-        assert part()
+        text = "".join(b.content for b in part())
+        assert "(docker on fixturehost)" in text and "(host on fixturehost)" in text, part.__name__
 
 
 def test_contention_section_shows_pressure_per_case_and_its_relation_to_performance(rep, stats, tmp_path):

@@ -7,8 +7,8 @@ Reads this run's summary.tsv and interference.tsv and the papers' tables in repo
                      paper's tabulated means against its Case 1 row, else stated in its text (in
                      that order of preference); direction, size ratio, whether the paper's value
                      lies in our CI, a verdict
-  comparison "mean"  a published mean beside ours, converted to our unit where the units are
-                     of one family (for scale only: the hardware differs)
+  comparison "mean"  a published mean beside ours, converted to our unit where both measure
+                     one quantity (UNITS; for scale only: the hardware differs)
 
 The thresholds of the verdicts are NEGLIGIBLE_IR and SIMILAR_FACTOR; the report states them."""
 
@@ -40,17 +40,33 @@ BOOL_COLUMNS = ("direction_agrees", "in_ci")
 NUMERIC = ["paper_ir", "ir", "ir_ci_low", "ir_ci_high", "direction_paper", "direction", "ratio",
            "paper_mean_printed", "paper_mean", "mean", "here_over_paper", "paper_cv", "cv"]  # fmt: skip
 
-# value in unit × factor = value in the family's base unit
-UNIT_FACTORS = {
-    "GFLOPS": 1e9, "MFLOPS": 1e6, "FLOPS": 1.0,
-    "GiB/s": 1024**3, "MiB/s": 1024**2, "KiB/s": 1024.0, "GB/s": 1e9, "GB/sec": 1e9, "MB/s": 1e6,
-    "MB/sec": 1e6, "KB/s": 1e3, "kB/s": 1e3, "K/sec": 1e3, "B/s": 1.0,
-    "Gbit/s": 1e9 / 8, "Gbps": 1e9 / 8, "Mbit/s": 1e6 / 8, "Mbps": 1e6 / 8, "Kbit/s": 1e3 / 8,
-    "s": 1.0, "ms": 1e-3,
+# Every unit a published mean may be in: unit -> (quantity, value in unit × factor = value in the
+# quantity's base unit). A transcription records the unit its numbers are in, not the label the
+# paper printed (report/published/README.md): read_published refuses any other unit. Printed
+# labels such as "Mb/sec" or "K/sec" are not units here: they are ambiguous (Bonnie++'s K/sec is KiB/s).
+UNITS = {
+    "GFLOPS": ("flops", 1e9), "MFLOPS": ("flops", 1e6), "FLOPS": ("flops", 1.0),
+    "GB/s": ("bytes/s", 1e9), "MB/s": ("bytes/s", 1e6), "KB/s": ("bytes/s", 1e3), "kB/s": ("bytes/s", 1e3),
+    "GiB/s": ("bytes/s", 1024**3), "MiB/s": ("bytes/s", 1024**2), "KiB/s": ("bytes/s", 1024.0),
+    "B/s": ("bytes/s", 1.0),
+    "Gbit/s": ("bytes/s", 1e9 / 8), "Gbps": ("bytes/s", 1e9 / 8), "Mbit/s": ("bytes/s", 1e6 / 8),
+    "Mbps": ("bytes/s", 1e6 / 8), "Kbit/s": ("bytes/s", 1e3 / 8),
+    # Paper 000's Table V prints seeks as "/sec" but in units of 1024 seeks/s (its values are 002's
+    # Table 7 divided by 1024; report/published/README.md).
+    "seeks/s": ("seeks/s", 1.0), "Ki seeks/s": ("seeks/s", 1024.0),
+    "s": ("time", 1.0), "ms": ("time", 1e-3),
 }  # fmt: skip
-UNIT_FAMILY = {
-    u: "flops" if "FLOPS" in u else ("time" if u in ("s", "ms") else "bytes") for u in UNIT_FACTORS
-}
+
+
+def unit_factor(paper_unit: str, our_unit: str) -> float:
+    """What a value in paper_unit is multiplied by to be in our_unit; NaN if they measure different
+    quantities (or ours is not in UNITS)."""
+    if paper_unit == our_unit:
+        return 1.0
+    paper, ours = UNITS.get(paper_unit), UNITS.get(our_unit)
+    if paper and ours and paper[0] == ours[0]:
+        return paper[1] / ours[1]
+    return np.nan
 
 
 def read_published(published_dir: Path, name: str) -> pd.DataFrame:
@@ -62,6 +78,16 @@ def read_published(published_dir: Path, name: str) -> pd.DataFrame:
         "interference_ratios": ["ir"],
     }
     df = read_tsv(p, numeric[name])
+    if "unit" in df:
+        unknown = df[~df["unit"].isin(list(UNITS))]
+        if len(unknown):
+            i, r = next(unknown.iterrows())  # row i is the file's line i + 2 (the header is line 1)
+            cell = f"case {r['case']} {r['target']}" + (f"(+{r['partner']})" if r["partner"] else "")
+            raise ValueError(
+                f"{p}, line {i + 2} ({r['paper']} {r['source']}, {cell} {r['metric']}): "
+                f"unit {r['unit']!r} is unknown, so its values cannot be set beside ours. Write the unit "
+                f"its numbers are in, one of: {', '.join(UNITS)}."
+            )
     if "partner" in df:
         df["partner"] = df["partner"].replace({"NA": "", "-": ""})
     return df
@@ -145,14 +171,7 @@ def mean_rows(pub_means: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     if j.empty:
         return pd.DataFrame(columns=COLUMNS)
 
-    def factor(pu, ou):
-        if pu == ou:
-            return 1.0
-        if UNIT_FAMILY.get(pu) and UNIT_FAMILY.get(pu) == UNIT_FAMILY.get(ou):
-            return UNIT_FACTORS[pu] / UNIT_FACTORS[ou]
-        return np.nan
-
-    f = np.array([factor(pu, ou) for pu, ou in zip(j["unit_paper"], j["unit"])], dtype=float)
+    f = np.array([unit_factor(pu, ou) for pu, ou in zip(j["unit_paper"], j["unit"])], dtype=float)
     paper_mean = j["mean_paper"] * f
     out = j.assign(
         comparison="mean",
