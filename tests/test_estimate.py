@@ -51,13 +51,17 @@ def write_meta(results, settings, rep, seconds, finished=1000.0):
 def test_pair_model_against_a_hand_computation():
     # Case 1: setup + 10 x (Linpack's declared time at n = 4000 + a container's start and stop).
     linpack = 0.1 + 4000**3 / 1.1e11
-    assert duration.run_seconds(CASE1_L) == 2.0 + 10 * (linpack + 0.3)
-    # A concurrent window held open for 6 of Bonnie++'s 2 GB iterations (1.5 + 2048 / 195 s).
-    bonnie = 1.5 + 2048 / 195
-    assert duration.run_seconds(CASE3A_LB) == 2.0 + 1.5 + 6 * bonnie + bonnie
+    assert duration.run_seconds(CASE1_L) == 0.5 + 10 * (linpack + 0.3)
+    # A concurrent window held open for 6 of Bonnie++'s 2 GB iterations (4.6 + 2048 / 435 s),
+    # the start file, and half an iteration finishing after the window.
+    bonnie = 4.6 + 2048 / 435
+    assert duration.run_seconds(CASE3A_LB) == 0.5 + 1.5 + 6 * bonnie + bonnie / 2
     # The cap bounds the window.
     capped = {**CASE3A_LB, "adaptive": {"min_overlap_samples": 50, "window_cap_s": 120}}
-    assert duration.run_seconds(capped) == 2.0 + 1.5 + 120 + bonnie
+    assert duration.run_seconds(capped) == 0.5 + 1.5 + 120 + bonnie / 2
+    # A network benchmark's server: started, then its readiness (1 s) awaited.
+    ns = {**CASE1_L, "key": "case1/NS", "pair": "NS", "sizes": {"NS": {"duration_s": 1}}}
+    assert duration.run_seconds(ns) == 0.5 + 0.3 + 1.0 + 10 * (1.05 + 0.3)
     assert studies.get("pairs").expected_seconds(CASE1_L) == duration.run_seconds(CASE1_L)
 
 
@@ -100,9 +104,9 @@ def test_no_model_and_no_history_gives_no_estimate_and_says_so():
 def test_plan_total_adds_runs_parsing_images_and_the_report():
     runs = estimate.estimate([planned(CASE1_L, 1, "a"), planned(CASE1_L, 2, "b")], {}, lambda r: 60.0)
     total = estimate.total_seconds(runs, ["results/images/docker/base.json", "results/images/docker/L.json"])
-    expected = (
-        120 + 2 * estimate.PARSE_PER_RUN_S + estimate.AFTER_RUNS_S + estimate.BASE_IMAGE_S + estimate.IMAGE_S
-    )
+    # Two runs of 60 s, parsing between them and the steps after, the base image and one more.
+    after = 2 * (estimate.PARSE_PER_RUN_S + estimate.AFTER_PER_RUN_S) + estimate.AFTER_RUNS_S
+    expected = 120 + after + estimate.BASE_IMAGE_S + estimate.IMAGE_S
     assert total == expected
     assert (
         f"about {expected / 60:.0f} min in all" in estimate.plan_lines(runs, ["x/base.json", "x/L.json"])[1]
@@ -114,18 +118,24 @@ def test_progress_line_counts_runs_and_scales_what_is_left(tmp_path):
         estimate.PlannedRun("pairs", "docker", f"k{i}", 1, str(tmp_path / f"{i}.json"), {}, 600.0, "model")
         for i in range(3)
     ]
+    after = 2 * (estimate.PARSE_PER_RUN_S + estimate.AFTER_PER_RUN_S) + estimate.AFTER_RUNS_S
+    p = estimate.Progress(runs, stream=io.StringIO())
+    # The first run took as long as its estimate: what is left is the other two's estimates.
+    (tmp_path / "0.json").write_text(json.dumps({"started": 1000.0, "finished": 1600.0}))
+    assert p.line(runs[:1]) == f"run 1 of 3 done, about {(2 * 600 + after) / 60:.0f} min left"
+    # Twice as slow as estimated: what is left doubles.
+    (tmp_path / "0.json").write_text(json.dumps({"started": 1000.0, "finished": 2200.0}))
+    assert f"about {(2 * 1200 + after) / 60:.0f} min left" in p.line(runs[:1])
+
+
+def test_progress_prints_a_line_when_a_run_finishes(tmp_path):
+    runs = [estimate.PlannedRun("pairs", "docker", "k", 1, str(tmp_path / "m.json"), {}, 60.0, "model")]
     out = io.StringIO()
-    p = estimate.Progress(runs, stream=out)
-    p.started_at -= 600  # the first run took as long as its estimate
-    line = p.line(runs[:1])
-    left = 2 * 600 + 2 * estimate.PARSE_PER_RUN_S + estimate.AFTER_RUNS_S
-    assert line == f"run 1 of 3 done, about {left / 60:.0f} min left"
-    # Runs twice as slow as estimated: what is left doubles (bounded at 2x).
-    p.started_at -= 600
-    assert (
-        f"about {(2 * 1200 + 2 * estimate.PARSE_PER_RUN_S + estimate.AFTER_RUNS_S) / 60:.0f} min left"
-        in p.line(runs[:1])
-    )
+    p = estimate.Progress(runs, stream=out, poll_s=0.05)
+    p.start()
+    (tmp_path / "m.json").write_text(json.dumps({"started": 0.0, "finished": 60.0}))
+    p.join(timeout=10)
+    assert out.getvalue().startswith("run 1 of 1 done, about ")
 
 
 def test_a_dry_run_prints_the_plan_with_an_estimate(tmp_path):
