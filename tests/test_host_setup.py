@@ -152,3 +152,33 @@ def test_ensure_engine_as_a_user_names_packages_and_command_and_installs_nothing
     command = paragraph.split("`")[1]
     assert "apt-get install" in command
     assert {"docker.io", "debootstrap", "tinc", "apache2-utils"} <= set(command.split())
+
+
+def test_snakemake_names_a_missing_package_before_building_anything(tmp_path):
+    """A config on Podman where podman is not on PATH (every other command is): one paragraph
+    naming the runtime, the package and the command, exit != 0, no image built."""
+    b = tmp_path / "bin"
+    b.mkdir()
+    for folder in ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"):
+        for tool in Path(folder).glob("*") if Path(folder).is_dir() else []:
+            if tool.name != "podman" and not (b / tool.name).exists():
+                (b / tool.name).symlink_to(tool)
+    config = tmp_path / "podman.yaml"
+    config.write_text(
+        "runtimes: [podman]\nstudies:\n  pairs:\n    microservices: [L]\n    cases: ['1']\n    iterations: 1\n"
+    )
+    r = subprocess.run(
+        [str(Path(sys.executable).parent / "snakemake"), "--cores", "1", "-d", str(tmp_path / "wd")]
+        + ["report/paper.html", "--configfile", str(config)],
+        cwd=REPO,
+        env={**os.environ, "PATH": str(b)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode != 0
+    assert "Nothing was built or run" in out
+    assert "podman (the Podman CLI) for runtime 'podman'" in out
+    assert "apt-get install podman" in out
+    assert not (tmp_path / "wd" / "results" / "images").exists()

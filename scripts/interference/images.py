@@ -24,9 +24,30 @@ from interference.host_package import HostPackage
 from interference.locks import measurement_lock
 from interference.microservices import registry
 
+
+def _base_image_in_docker() -> bool:
+    """Docker already holds a Debian base or the project's base image: no debootstrap needed."""
+    if shutil.which("docker") is None:
+        return False
+    r = subprocess.run(
+        ["docker", "image", "ls", "-q", "--filter", "reference=debian:bookworm-slim",
+         "--filter", "reference=interference/base"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return r.returncode == 0 and bool(r.stdout.strip())
+
+
 # What a runtime that builds its own images needs: the base image is made by debootstrap when
-# no registry serves it (none is reachable on the machines this was built on).
-BUILD_PACKAGES = (HostPackage("debootstrap", "debootstrap", "the base image when no registry serves it"),)
+# no registry serves it (none is reachable on the machines this was built on), unless the
+# engine has it already.
+BUILD_PACKAGES = (
+    HostPackage(
+        "debootstrap",
+        "debootstrap",
+        "the base image when no registry serves it",
+        present_if=_base_image_in_docker,
+    ),
+)
 
 CONTAINERS = REPO_ROOT / "containers"
 MICROSERVICE_DOCKERFILE = CONTAINERS / "Dockerfile.microservice"

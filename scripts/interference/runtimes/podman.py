@@ -23,7 +23,7 @@ HOW_TO_GET = "Install it with `apt-get install podman` (scripts/ensure-engine.sh
 
 class PodmanRuntime(OciCliRuntime):
     name = "podman"
-    host_packages = (HostPackage("podman", "podman", "the Podman CLI (daemonless)"),)
+    host_packages = (HostPackage("podman", "podman", "the Podman CLI"),)
     binary = "podman"
     engine_name = "Podman"
     capabilities = Capabilities(
