@@ -305,9 +305,8 @@ def check_runtimes():
     todo = set(runtimes_to_check())
     lacking = host_setup.missing(host_setup.needs(CONFIG, only_runtimes=todo))
     if lacking:
-        raise WorkflowError(
-            "Nothing was built or run: " + host_setup.explain(lacking, "This config")
-        )
+        explained = host_setup.explain(lacking, "This config")
+        raise WorkflowError(f"Nothing was built or run: {explained}")
     problems = []
     for rt in sorted(todo):
         try:
