@@ -113,3 +113,79 @@ def test_ovs_bridge_carries_traffic_and_goes_away():
         sleeper.kill()
     assert any("ovs bridge" in r for r in removed)
     assert ovs.switches_left() == []
+
+
+def render(tmp_path, rows, env=None):
+    """The network section on a stats folder holding relative.tsv's rows (runtime, direction, mode,
+    metric, mean, sd, ratio) and environment.json."""
+    import json
+
+    from interference.report.document import Document
+    from interference.studies.network.section import section
+
+    (tmp_path / "network").mkdir(parents=True, exist_ok=True)
+    cols = ["host", "runtime", "direction", "mode", "metric", "n", "mean", "sd", "reference", "ratio"]
+    pd.DataFrame(
+        [
+            ("h", rt, d, m, metric, 5, mean, sd, "host/to-host/host", ratio)
+            for rt, d, m, metric, mean, sd, ratio in rows
+        ],
+        columns=cols,
+    ).to_csv(tmp_path / "network/relative.tsv", sep="\t", index=False)
+    (tmp_path / "environment.json").write_text(json.dumps(env or {}))
+    s = section(Document(tmp_path))
+    return "\n".join(b.content for b in s.method()), "\n".join(b.content for b in s.verdicts())
+
+
+def rows_of(host_sd: float, bridge_latency: float):
+    return [
+        ("host", "to-host", "host", "throughput", 100.0, host_sd, 1.0),
+        ("docker", "to-host", "host", "throughput", 98.0, 1.0, 0.98),
+        ("docker", "to-host", "bridge", "throughput", 50.0, 1.0, 0.5),
+        ("docker", "to-host", "host", "latency", 20.0, 1.0, 1.0),
+        ("docker", "to-host", "bridge", "latency", 20.0 * bridge_latency, 1.0, bridge_latency),
+        ("vm", "to-host", "bridge", "throughput", 20.0, 1.0, 0.2),
+    ]
+
+
+def test_paper_ratios_are_computed_from_the_transcribed_tables():
+    from interference.studies.network.section import PAPER_PAIRS, paper_ratios, span
+
+    # Table II by hand: VM / container on the same switch, both directions, bridge and OVS.
+    vm = [8.64 / 15.82, 9.24 / 15.96, 7.94 / 16.01, 8.77 / 16.86]
+    assert sorted(paper_ratios(PAPER_PAIRS["vm"])) == pytest.approx(sorted(vm))
+    assert span(paper_ratios(PAPER_PAIRS["vm"])) == "0.50–0.58"  # 9.24 / 15.96 = 0.579
+    assert span(paper_ratios(PAPER_PAIRS["ovs"])) == "0.46–0.48"  # 16.01 / 35.13, 16.86 / 34.96
+    lat = paper_ratios(PAPER_PAIRS["bridge"], 2)
+    assert sorted(lat) == pytest.approx(sorted([231.97 / 104.48, 230.17 / 105.0]))
+    assert paper_ratios([(("vm", "to-host", "host"), published.REFERENCE)]) == []  # the paper's "-"
+
+
+def test_verdict_text_follows_the_data(tmp_path):
+    _, quiet = render(tmp_path / "a", rows_of(host_sd=2.0, bridge_latency=1.1))
+    _, noisy = render(tmp_path / "b", rows_of(host_sd=15.0, bridge_latency=2.0))
+    assert "SD of 2 % of its mean over 5 tests" in quiet and "SD of 15 %" in noisy
+    assert "the bridge adds 10 % to a round trip" in quiet
+    assert "the bridge adds 100 % to a round trip" in noisy
+    assert "in the paper 119–122 %" in quiet  # 230.17 / 105.0 and 231.97 / 104.48
+    for text in (quiet, noisy):
+        assert "(paper: 0.50–0.58)" in text and "(paper: 0.45–0.46)" in text
+        assert "±15 %" not in text and "add little" not in text
+
+
+def test_vm_sentences_follow_the_recorded_acceleration(tmp_path):
+    rows = rows_of(host_sd=2.0, bridge_latency=1.1)
+    tcg = {
+        "engines": {"vm": {"engine": "QEMU (TCG)", "details": {"acceleration": "tcg (no usable /dev/kvm)"}}}
+    }
+    kvm = {"engines": {"vm": {"engine": "QEMU (KVM)", "details": {"acceleration": "kvm (/dev/kvm)"}}}}
+    method, verdicts = render(tmp_path / "tcg", rows, tcg)
+    assert "under QEMU's TCG emulation (no usable /dev/kvm)" in method and "emulated by TCG here" in verdicts
+    assert "PVM" not in method
+    method, verdicts = render(tmp_path / "kvm", rows, kvm)
+    assert "ran under KVM" in method and "guests ran under KVM" in verdicts
+    assert "TCG" not in method + verdicts
+    method, verdicts = render(tmp_path / "none", rows, {})
+    assert "was not recorded" in method and "was not recorded" in verdicts
+    method, _ = render(tmp_path / "novm", [r for r in rows if r[0] != "vm"], tcg)
+    assert "`vm` runtime" not in method

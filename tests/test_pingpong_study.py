@@ -253,3 +253,41 @@ def test_remove_all_takes_a_killed_runs_hosts():
     removed = fabric.remove_all()
     assert any("killedru" in x for x in removed) and fabric.leftovers() == []
     assert os.path.exists("/run/netns") and not any("killedru" in n for n in os.listdir("/run/netns"))
+
+
+def render_method(tmp_path, cpu: float | None, hosts: dict) -> str:
+    """The section's method text from a stats folder: ping's and pong's CPU use (cores) and the
+    recorded hosts (environment.json)."""
+    import json
+
+    from interference.report.document import Document
+    from interference.studies.pingpong.section import section
+
+    (tmp_path / "pingpong").mkdir()
+    rows = [("h", "docker", "container", 100, "rate", 5000.0, 10.0)]
+    if cpu is not None:
+        rows += [("h", "docker", "container", 100, "ping_cpu", cpu, 0.01),
+                 ("h", "docker", "container", 100, "pong_cpu", cpu / 2, 0.01)]  # fmt: skip
+    pd.DataFrame(rows, columns=["host", "runtime", "layer", "message_bytes", "metric", "mean", "sd"]).to_csv(
+        tmp_path / "pingpong/summary.tsv", sep="\t", index=False
+    )
+    (tmp_path / "environment.json").write_text(json.dumps({"hosts": hosts}))
+    return "\n".join(b.content for b in section(Document(tmp_path)).method())
+
+
+@pytest.mark.parametrize(
+    ("cpu", "hosts", "said", "unsaid"),
+    [
+        (0.4, {"h": {"cores": 2}}, ["are not the bottleneck", "0.40 of its one core", "this machine's 2 cores"],
+         ["may be"]),
+        (0.97, {"h": {"cores": 8}}, ["may be the bottleneck", "0.97 of its one core", "this machine's 8 cores"],
+         ["are not the bottleneck", "2 cores"]),
+        (None, {}, ["cannot be told", "their number was not recorded"], ["bottleneck (", "machine's 2 cores"]),
+    ],
+)  # fmt: skip
+def test_method_text_follows_cpu_use_and_recorded_cores(tmp_path, cpu, hosts, said, unsaid):
+    text = render_method(tmp_path, cpu, hosts)
+    for s in said:
+        assert s in text
+    for s in unsaid:
+        assert s not in text

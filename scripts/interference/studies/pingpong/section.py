@@ -8,7 +8,7 @@ from __future__ import annotations
 from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
 from interference.report.figures.by_size import Panel, Series, size_panels
-from interference.report.format import esc, is_num, num
+from interference.report.format import esc, is_num, num, plural
 from interference.studies.pingpong import LAYERS, fabric, published
 from interference.studies.pingpong.statistics import BARE_METAL, RATE
 
@@ -79,11 +79,43 @@ class PingPong:
                 "Ethernet frames over UDP as the 2015 Weave router did. The paper's SDVN rows compare with "
                 "`overlay-userspace`. The kernel's own encryption (IPsec ESP, WireGuard) is absent on this "
                 "kernel, so the encrypted layer is tinc's. The paper's Dart services are replaced by ours in C "
-                "(`containers/httppingpong`): the table of CPU use below shows they are not the bottleneck. "
-                "Every layer shares this machine's two cores with the load generator and the overlay daemons, "
-                "as the paper's single-core VMs shared theirs with the Weave router."
+                f"(`containers/httppingpong`): {self.bottleneck_clause()}. Every layer shares "
+                f"{self.cores_phrase()} with the load generator and the overlay daemons, as the paper's "
+                "single-core VMs shared theirs with the Weave router."
             ),
         ]
+
+    def peak_cpu(self) -> float | None:
+        """The most CPU (cores) ping or pong used in any test (its mean over a size's tests)."""
+        if self.sum.empty:
+            return None
+        cpu = self.sum[self.sum["metric"].isin(["ping_cpu", "pong_cpu"])]["mean"].dropna()
+        return float(cpu.max()) if len(cpu) else None
+
+    def bottleneck_clause(self) -> str:
+        """Whether the services were the bottleneck, from their recorded CPU use."""
+        peak = self.peak_cpu()
+        if peak is None:
+            return "whether they are the bottleneck cannot be told, as no CPU use of theirs was recorded"
+        if peak < HEADROOM:
+            return (
+                f"the table of CPU use below shows they are not the bottleneck (neither used more than "
+                f"{num(peak, 2)} of its one core)"
+            )
+        return (
+            f"the table of CPU use below shows they may be the bottleneck (one used {num(peak, 2)} of its "
+            "one core)"
+        )
+
+    def cores_phrase(self) -> str:
+        """The machine's cores as recorded in environment.json (its hosts' `cores`)."""
+        hosts = self.doc.env.get("hosts", {})
+        cores = [h.get("cores") for h in hosts.values()]
+        if len(cores) == 1 and isinstance(cores[0], int):
+            return f"this machine's {plural(cores[0], 'core')}"
+        if cores and all(isinstance(c, int) for c in cores):
+            return "its host's cores (" + ", ".join(f"{esc(h)}: {c}" for h, c in zip(hosts, cores)) + ")"
+        return "the machine's cores (their number was not recorded)"
 
     # -- figure --------------------------------------------------------------------------------
     def figure(self) -> list[Block]:
@@ -277,9 +309,8 @@ class PingPong:
                     line += ": most of the paper's SDVN loss is the userspace datapath, not the overlay"
             lines.append(line + ".")
         ceiling = self._all("reference", "loopback")
-        cpu = self.sum[self.sum["metric"].isin(["ping_cpu", "pong_cpu"])]["mean"]
-        if ceiling and len(cpu):
-            peak = float(cpu.max())
+        peak = self.peak_cpu()
+        if ceiling and peak is not None:
             lines.append(
                 f"- **{'The services are not the bottleneck' if peak < HEADROOM else 'The services may be the bottleneck'}**: "
                 f"on loopback (no hosts, no layers) they move {num(1 / max(ceiling), 2)}–{num(1 / min(ceiling), 2)} × "
