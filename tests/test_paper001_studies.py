@@ -155,3 +155,40 @@ def test_the_published_protocol_is_refused_on_a_small_machine_and_fits_a_large_o
         validate(cfg)
     monkeypatch.setattr("interference.entity_memory.machine_memory", lambda: 256 * GIB)
     assert validate(cfg)["studies"]["scaling"]["instances"][-1] == 64
+
+
+PVM = "tcg (the host's KVM is PVM (kvm_pvm), which boots only PVM guest kernels)"
+
+
+@pytest.mark.parametrize(
+    ("env", "accel"),
+    [
+        ({"engines": {"vm": {"engine": "QEMU (TCG)", "details": {"acceleration": PVM}}}},
+         ("tcg", "the host's KVM is PVM (kvm_pvm), which boots only PVM guest kernels")),
+        ({"engines": {"vm": {"details": [{"acceleration": "tcg (no usable /dev/kvm)"}, {}]}}},
+         ("tcg", "no usable /dev/kvm")),
+        ({"engines": {"vm": {"engine": "QEMU (KVM)", "details": {"acceleration": "kvm (/dev/kvm)"}}}},
+         ("kvm", "/dev/kvm")),
+        ({"engines": {"vm": {"engine": "QEMU (TCG)"}}}, ("tcg", "")),
+        ({"engines": {"docker": {"engine": "docker"}}}, None),
+        ({"engines": {"vm": {"engine": "QEMU"}}}, None),
+    ],
+)  # fmt: skip
+def test_vm_acceleration_as_recorded(env, accel):
+    from interference.report.environment import vm_acceleration
+
+    assert vm_acceleration(env) == accel
+
+
+def test_vm_emulation_sentences_follow_the_recorded_acceleration():
+    from interference.studies.creation.section import vm_note
+    from interference.studies.scaling.section import vm_lines
+
+    pvm = {"engines": {"vm": {"details": {"acceleration": PVM}}}}
+    no_dev = {"engines": {"vm": {"details": {"acceleration": "tcg (no usable /dev/kvm)"}}}}
+    kvm = {"engines": {"vm": {"details": {"acceleration": "kvm (/dev/kvm)"}}}}
+    assert "PVM" in vm_note(pvm) and "PVM" in vm_lines(pvm)[0]
+    assert "no usable /dev/kvm" in vm_note(no_dev) and "PVM" not in vm_note(no_dev)
+    assert "because no usable /dev/kvm" in vm_lines(no_dev)[0] and "PVM" not in vm_lines(no_dev)[0]
+    assert vm_note(kvm) == "" and vm_lines(kvm) == []
+    assert vm_note({}) == "" and vm_lines({}) == []

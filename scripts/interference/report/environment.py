@@ -33,6 +33,27 @@ def engine_line(env: dict) -> str:
     return and_list(parts) or "an unrecorded engine"
 
 
+def vm_acceleration(env: dict) -> tuple[str, str] | None:
+    """("tcg" or "kvm", why) as the `vm` runtime recorded it (engines.vm: details.acceleration,
+    else its engine name), or None when the runs recorded neither."""
+    vm = env.get("engines", {}).get("vm")
+    if not vm:
+        return None
+    details = vm.get("details") or {}
+    if isinstance(details, list):  # runs recorded by different versions: what any said
+        details = {k: v for d in details if isinstance(d, dict) for k, v in d.items()}
+    said = str(details.get("acceleration") or "") or str(vm.get("engine") or "")
+    for accel in ("tcg", "kvm"):
+        if accel in said.lower():
+            why = (
+                said.split("(", 1)[1].removesuffix(")")
+                if "(" in said and said.lower().startswith(accel)
+                else ""
+            )
+            return accel, why
+    return None
+
+
 def _code(text) -> tuple:
     return ("html", f"<code>{esc(text)}</code>")
 

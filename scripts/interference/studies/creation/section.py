@@ -4,6 +4,7 @@ and generated verdicts on the paper's findings."""
 
 from __future__ import annotations
 
+from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures.scaling import Series, scaling_figure
 from interference.report.format import esc, is_num, num
@@ -150,14 +151,17 @@ class Creation:
         if vm and nested:
             lines.append(
                 f"- **A VM takes {num(vm / nested, 2)} × a nested container** ({num(vm, 2)} s); paper 001: nested "
-                "containers more than twice as fast as VMs."
-                + (
-                    " The VMs here are emulated (TCG, as this machine's KVM is PVM)."
-                    if "tcg" in str(self.doc.env.get("engines", {}).get("vm", "")).lower()
-                    else ""
-                )
+                "containers more than twice as fast as VMs." + vm_note(self.doc.env)
             )
         return [md("Verdicts, generated from the summary:\n\n" + "\n".join(lines))] if lines else []
+
+
+def vm_note(env: dict) -> str:
+    """The VMs' acceleration as the runs recorded it (environment.json), when it was emulation."""
+    accel = environment.vm_acceleration(env)
+    if accel is None or accel[0] != "tcg":
+        return ""
+    return " The VMs here are emulated (TCG" + (f": {esc(accel[1])}" if accel[1] else "") + ")."
 
 
 def section(doc) -> Creation:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
 from interference.report.figures.network import Ratio, ratio_panels
@@ -114,22 +115,7 @@ class Network:
 
     def vm_acceleration(self) -> tuple[str, str] | None:
         """(kvm or tcg, why) as the `vm` runtime recorded it (environment.json, engines.vm), or None."""
-        vm = self.doc.env.get("engines", {}).get("vm")
-        if not vm:
-            return None
-        details = vm.get("details") or {}
-        if isinstance(details, list):  # runs recorded by different versions: what any said
-            details = {k: v for d in details if isinstance(d, dict) for k, v in d.items()}
-        said = str(details.get("acceleration") or "") or str(vm.get("engine") or "")
-        for accel in ("tcg", "kvm"):
-            if accel in said.lower():
-                why = (
-                    said.split("(", 1)[1].removesuffix(")")
-                    if "(" in said and said.lower().startswith(accel)
-                    else ""
-                )
-                return accel, why
-        return None
+        return environment.vm_acceleration(self.doc.env)
 
     def vm_sentence(self) -> str:
         """What the `vm` runtime's rows measure, from its recorded acceleration."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures.scaling import Series, scaling_figure
 from interference.report.format import esc, is_num, num
@@ -103,13 +104,20 @@ class Scaling:
                 f"(furthest at N = {n_worst}); the paper's finding of no significant impact "
                 f"{'holds' if holds else 'does not hold'} here within ±{CLOSE:.0%}."
             )
-        vm = self.doc.env.get("engines", {}).get("vm")
-        if vm and "tcg" in str(vm).lower():
-            lines.append(
-                "- The `vm` runtime ran under QEMU's software emulation (TCG), because this machine's KVM is "
-                "PVM, which boots only PVM guest kernels: its slowdown is emulation, not a VM's overhead."
-            )
+        lines += vm_lines(self.doc.env)
         return [md("Verdict, generated from the table:\n\n" + "\n".join(lines))] if lines else []
+
+
+def vm_lines(env: dict) -> list[str]:
+    """A line on the `vm` runtime's emulation, with its recorded reason (environment.json)."""
+    accel = environment.vm_acceleration(env)
+    if accel is None or accel[0] != "tcg":
+        return []
+    why = f", because {esc(accel[1])}" if accel[1] else ""
+    return [
+        f"- The `vm` runtime ran under QEMU's software emulation (TCG){why}: its slowdown is emulation, "
+        "not a VM's overhead."
+    ]
 
 
 def section(doc) -> Scaling:
