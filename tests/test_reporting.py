@@ -440,3 +440,24 @@ def test_bonnie_page_cache_evidence_per_case(rep, stats, tmp_path):
     (direct / "environment.json").write_text(json.dumps(env))
     only = section(direct).page_cache_blocks()
     assert len(only) == 1 and "O_DIRECT" in only[0].content
+
+
+def test_bonnie_rewrite_cause_follows_the_irs(rep):
+    from interference.studies.pairs.section.page_cache import rewrite_cause
+
+    limit = rewrite_cause({"1": [], "2": [0.5, 0.8], "3a": [0.4], "3b": [-0.05, 0.03]})
+    assert "is the memory limit's absence, not the partner" in limit and "0.40 to 0.80" in limit
+    partner = rewrite_cause({"2": [0.5, 0.8], "3a": [0.4], "3b": [0.3, 0.6]})
+    assert "not the limit's absence alone" in partner and "0.30 to 0.60" in partner
+    untold = rewrite_cause({"2": [0.5], "3a": [0.4]})
+    assert "cannot be told" in untold and "absence, not the partner" not in untold
+    none = rewrite_cause({"2": [0.02, 0.5], "3a": [0.01], "3b": [0.0]})
+    assert "no gain to explain" in none and "absence" not in none
+    assert "not in these results" in rewrite_cause({"1": [], "3b": [0.0]})
+    # The section's text is one of these, from the fixture's own IRs.
+    text = rep.page_cache_blocks()[0].content
+    ir = rep.ir[(rep.ir["target"] == "B") & (rep.ir["metric"] == "block_rewrite")]
+    irs = {c: list(g["ir"].dropna()) for c, g in ir.groupby("case")}
+    assert rewrite_cause(irs) in text
+    if not any(irs.get(c) for c in ("2", "3a")):  # the fixture's Bonnie++ has no rewrite IR
+        assert "not in these results" in text and "the partner" not in text

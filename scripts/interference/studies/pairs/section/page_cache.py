@@ -16,6 +16,42 @@ from interference.studies.pairs.section.method import _memory
 
 DISK = "B"
 UNTIMED = ("block_input", "random_seeks")
+UNLIMITED = ("2", "3a")  # no memory limit: the host's page cache
+LIMITED_WITH_PARTNER = "3b"  # the same partners, the Case 1 limits
+GAIN = 0.10  # an IR above +10 % is a gain; within ±10 % no change
+
+
+def _span(values: list[float]) -> str:
+    lo, hi = num(min(values), 2), num(max(values), 2)
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def rewrite_cause(irs: dict[str, list[float]]) -> str:
+    """Whether the rewrite's gain without a memory limit is the limit's absence or the partner:
+    its IRs in the unlimited Cases 2 and 3a against Case 3b's (the same partners, limited)."""
+    free = [v for c in UNLIMITED for v in irs.get(c, [])]
+    limited = irs.get(LIMITED_WITH_PARTNER, [])
+    if not free:
+        return "The rewrite's IR without a memory limit (Cases 2 and 3a) is not in these results."
+    if min(free) <= GAIN:
+        return (
+            f"Here the rewrite's IR in Cases 2 and 3a is {_span(free)}: not a gain above "
+            f"{pct(GAIN, 0)} beside every partner, so there is no gain to explain."
+        )
+    if not limited:
+        return (
+            f"Its gain in Cases 2 and 3a ({_span(free)}) may be the memory limit's absence or the partner: "
+            "which cannot be told, as Case 3b (the same partners, limited) is not in these results."
+        )
+    if max(abs(v) for v in limited) <= GAIN:
+        return (
+            f"Its gain in Cases 2 and 3a ({_span(free)}) is the memory limit's absence, not the partner: "
+            f"in Case 3b, limited again beside the same partners, its IR is {_span(limited)}."
+        )
+    return (
+        f"Its gain in Cases 2 and 3a ({_span(free)}) is not the limit's absence alone: in Case 3b, limited "
+        f"again beside the same partners, its IR is {_span(limited)} too."
+    )
 
 
 class PageCache:
@@ -27,7 +63,7 @@ class PageCache:
         if sizes.get("direct_io"):
             return [md("**Bonnie++ and the page cache.** Bonnie++ ran its block tests with O_DIRECT "
                        "(`sizes.B.direct_io`): every case measured the disk path, not the page cache.")]  # fmt: skip
-        rows = []
+        rows, rewrite_irs = [], {}
         for case in [c for c in CASE_NAME if c in set(s["case"])]:
             g = s[s["case"] == case]
             untimed = []
@@ -40,6 +76,7 @@ class PageCache:
                 & (self.ir["case"] == case)
                 & (self.ir["metric"] == "block_rewrite")
             ]
+            rewrite_irs[case] = [float(v) for v in ir["ir"].dropna()]
             ir_text = "baseline" if case == "1" else (
                 f"{num(ir['ir'].min(), 2)} to {num(ir['ir'].max(), 2)}" if ir["ir"].notna().any() else "–")  # fmt: skip
             rows.append([CASE_NAME[case], self.disk_memory(case), *untimed, ir_text])
@@ -48,8 +85,8 @@ class PageCache:
                 f"**Bonnie++ and the page cache.** Bonnie++'s data set ({esc(sizes.get('file_size_mb', '?'))} MiB) is "
                 "twice the Case 1 container's memory, so the limited cases read and rewrite through the disk; a "
                 "container without a memory limit has the host's page cache, which holds the whole data set. There "
-                "block input and seeks are often too fast to time (bonnie++ prints +++++: no sample) and the rewrite "
-                "runs at cache speed: its gain in Cases 2 and 3a is the memory limit's absence, not the partner. "
+                "block input and seeks can be too fast to time (bonnie++ prints +++++: no sample) and the rewrite "
+                f"can run at cache speed. {rewrite_cause(rewrite_irs)} "
                 "`sizes.B.direct_io` (`config/bonnie-direct.yaml`) measures the disk path in every case."
             ),
             self.table(
