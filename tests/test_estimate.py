@@ -123,8 +123,10 @@ def test_progress_line_counts_runs_and_scales_what_is_left(tmp_path):
     # The first run took as long as its estimate: what is left is the other two's estimates.
     (tmp_path / "0.json").write_text(json.dumps({"started": 1000.0, "finished": 1600.0}))
     assert p.line(runs[:1]) == f"run 1 of 3 done, about {(2 * 600 + after) / 60:.0f} min left"
-    # Twice as slow as estimated: what is left doubles.
+    # Twice as slow as estimated: what is left doubles (another invocation: a finished run's
+    # duration is read once).
     (tmp_path / "0.json").write_text(json.dumps({"started": 1000.0, "finished": 2200.0}))
+    p = estimate.Progress(runs, stream=io.StringIO())
     assert f"about {(2 * 1200 + after) / 60:.0f} min left" in p.line(runs[:1])
 
 

@@ -171,12 +171,16 @@ class Progress(threading.Thread):
         super().__init__(daemon=True, name="interference-progress")
         self.runs, self.poll_s = runs, poll_s
         self.stream = stream or sys.stderr
+        self.took: dict[str, float] = {}  # meta path -> seconds, read once per finished run
 
     def line(self, done: list[PlannedRun]) -> str:
         finished = {r.meta for r in done}
         left = [r for r in self.runs if r.meta not in finished]
+        for r in done:
+            if r.meta not in self.took:
+                self.took[r.meta] = _took(r.meta)
         # Scale what is left by how long the finished runs took against their estimates.
-        took = sum(_took(r.meta) for r in done if r.seconds)
+        took = sum(self.took[r.meta] for r in done if r.seconds)
         expected = sum(r.seconds for r in done if r.seconds)
         scale = min(max(took / expected, 0.5), 2.0) if took and expected else 1.0
         rest = sum(r.seconds for r in left if r.seconds is not None) * scale + after_seconds(len(left))
@@ -190,10 +194,13 @@ class Progress(threading.Thread):
         return text
 
     def run(self) -> None:
-        reported = 0
-        while reported < len(self.runs):
-            done = [r for r in self.runs if Path(r.meta).exists()]
-            if len(done) > reported:
-                reported = len(done)
+        done: list[PlannedRun] = []
+        seen: set[str] = set()
+        while len(done) < len(self.runs):
+            # Only the runs not yet seen finished are looked at again.
+            new = [r for r in self.runs if r.meta not in seen and Path(r.meta).exists()]
+            if new:
+                done += new
+                seen.update(r.meta for r in new)
                 print(self.line(done), file=self.stream, flush=True)
             time.sleep(self.poll_s)

@@ -51,9 +51,8 @@ def docker_engine_answers() -> bool:
 
 def static_busybox() -> bool:
     """/bin/busybox is statically linked (the VM's initramfs copies it alone)."""
-    if shutil.which("busybox") is None:
-        return False
-    return subprocess.run(["ldd", shutil.which("busybox")], capture_output=True).returncode != 0
+    path = shutil.which("busybox")
+    return path is not None and subprocess.run(["ldd", path], capture_output=True).returncode != 0
 
 
 # What several declare.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,16 +25,14 @@ from interference.config import ConfigError, read_yaml, validate
 from interference.host_package import HostPackage
 from interference.images import BUILD_PACKAGES
 
-BROWSER = HostPackage(
-    "chromium", "chromium", "the report test opens the HTML in it", present_if=lambda: _any_browser()
-)
 DEFAULT_CONFIG = REPO_ROOT / "config" / "config.yaml"
 
 
 def _any_browser() -> bool:
-    import shutil
-
     return any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome"))
+
+
+BROWSER = HostPackage("chromium", "chromium", "the report test opens the HTML in it", present_if=_any_browser)
 
 
 @dataclass(frozen=True)

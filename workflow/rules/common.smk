@@ -114,8 +114,20 @@ RUN_PLAN = run_order.plan(
 
 
 def planned_runs():
-    """This host's runs still without meta.json, each with its expected duration (estimate.py)."""
+    """This host's runs still without meta.json, in plan order, each with its expected duration
+    (estimate.py)."""
     todo = [
+        (s, rt, r)
+        for s in STUDIES
+        for rt, r in study_runs(s)
+        if not os.path.exists(
+            RUN_META.format(host=HOST, runtime=rt, study=s, key=r.key, rep=r.repetition)
+        )
+    ]
+    if not todo:
+        return []
+    todo.sort(key=lambda t: RUN_PLAN.get((t[0], t[1], t[2].key, t[2].repetition), 0))
+    runs = [
         estimate.PlannedRun(
             s,
             rt,
@@ -126,14 +138,11 @@ def planned_runs():
             ),
             {"host": HOST, **studies.run_settings(CONFIG, s, rt, r.key, r.repetition)},
         )
-        for s in STUDIES
-        for rt, r in study_runs(s)
+        for s, rt, r in todo
     ]
-    todo = [r for r in todo if not os.path.exists(r.meta)]
-    todo.sort(key=lambda r: RUN_PLAN.get((r.study, r.runtime, r.key, r.repetition), 0))
     past = estimate.history(Path("results"), HOST)
     return estimate.estimate(
-        todo, past, lambda r: STUDIES[r.study].expected_seconds(r.settings)
+        runs, past, lambda r: STUDIES[r.study].expected_seconds(r.settings)
     )
 
 
@@ -278,16 +287,9 @@ def all_tables():
 
 
 def runtimes_to_check():
-    """Runtimes with runs still to do: checked once before any job starts (onstart)."""
-    todo = set()
-    for study in STUDIES:
-        for rt, r in study_runs(study):
-            meta = RUN_META.format(
-                host=HOST, runtime=rt, study=study, key=r.key, rep=r.repetition
-            )
-            if not os.path.exists(meta):
-                todo.add(rt)
-    return sorted(todo)
+    """Runtimes with runs still to do (the plan printed at parse time): checked once before any
+    job starts (onstart, which runs in the main process only, where PLANNED is set)."""
+    return sorted({r.runtime for r in PLANNED})
 
 
 def check_slurm():
