@@ -3,7 +3,8 @@ run benchmark iterations in their entities: the loop's arguments, the start file
 concurrent entities together, and the iterations and limits each loop writes back.
 
   <outdir>/start_at           "START_EPOCH END_EPOCH", written once every entity runs
-  <outdir>/<dir>/iterations.tsv  iteration, start, end, exit code (written by the loop)
+  <outdir>/<dir>/iterations.tsv  iteration, start, end, exit code, the cgroup's CPU time (ns)
+                                 before and after (written by the loop; older loops: 4 columns)
   <outdir>/<dir>/iterNNNN.out    raw stdout of each iteration (.err: stderr)
   <outdir>/<dir>/limits.txt      limits as read back inside"""
 
@@ -70,16 +71,27 @@ def read_limits(path: Path) -> dict:
     return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
 
 
+def _cpu_cores(cpu: list[str], seconds: float) -> dict:
+    """{"own_cpu_cores": CPUs' worth used over the iteration} from the loop's two cgroup CPU
+    times; {} where the loop could not read them (or an older loop wrote none)."""
+    try:
+        c0, c1 = (int(c) for c in cpu)
+    except ValueError:
+        return {}
+    return {"own_cpu_cores": (c1 - c0) / 1e9 / seconds} if seconds > 0 and c1 >= c0 else {}
+
+
 def read_iterations(member_dir: Path, timeout_s: float) -> list[dict]:
     path = member_dir / "iterations.tsv"
     out = []
     if path.exists():
         for line in path.read_text().splitlines():
-            it, start, end, rc = line.split("\t")
+            it, start, end, rc, *cpu = line.split("\t")
             name = f"iter{int(it):04d}"
             t0, t1 = float(start), float(end)
             out.append(
                 {
+                    **_cpu_cores(cpu, t1 - t0),
                     "iteration": int(it),
                     "start": t0,
                     "end": t1,

@@ -1,7 +1,7 @@
 """The papers' pair study (000, 002, 004): microservices alone with cgroup limits (Case 1) and
 in pairs — two in one container (2), two containers without (3a) or with (3b) limits.
 
-  run key   case<case>/<pair>, e.g. case1/L, case3b/L+S; case1-end/L: Case 1 again at the end
+  run key   case<case>/<pair>, e.g. case1/L, case1u/L, case3b/L+S; case1-end/L: Case 1 again at the end
   runner    execute.py (CaseRun)      parser  parse.py
   tables    statistics.py, published.py   report  section.qmd (+ section/)"""
 
@@ -17,9 +17,9 @@ from interference.microservices import registry as microservices
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import (
     cases,
-    duration,
     contention,
     drift,
+    duration,
     execute,
     host_comparison,
     parse,
@@ -27,15 +27,22 @@ from interference.studies.pairs import (
     runs,
     runtime_ratios,
     significance,
+    split,
     statistics,
 )
 
 HERE = Path(__file__).resolve().parent
 
 
-def _samples_table(fn):
-    """A table of the study proper: without the baselines re-measured at the end (drift.py's)."""
-    return lambda inputs, jobs: fn(drift.without_end(statistics.read_samples(inputs["samples"])), jobs)
+def _samples_table(fn, unlimited: bool = False):
+    """A table of the study proper: without the baselines re-measured at the end (drift.py's),
+    and without Case 1u unless the table uses it (the papers' tables know only their cases)."""
+
+    def compute(inputs, jobs):
+        samples = drift.without_end(statistics.read_samples(inputs["samples"]))
+        return fn(samples if unlimited else samples[samples["case"] != cases.UNLIMITED], jobs)
+
+    return compute
 
 
 def memory_mib(text: str) -> float:
@@ -48,10 +55,10 @@ def memory_mib(text: str) -> float:
 class PairsStudy(Study):
     name = "pairs"
     title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"
-    key_pattern = r"case(1|2|3a|3b|1-end)/[A-Z]+(\+[A-Z]+)?"
+    key_pattern = r"case(1|1u|2|3a|3b|1-end)/[A-Z]+(\+[A-Z]+)?"
     report_section = HERE / "section.qmd"
     tables = {
-        "summary": Table(_samples_table(lambda s, jobs: statistics.summarize(s))),
+        "summary": Table(_samples_table(lambda s, jobs: statistics.summarize(s), unlimited=True)),
         "interference": Table(
             _samples_table(lambda s, jobs: statistics.interference_ratios(s, jobs=jobs)), threads=4
         ),
@@ -63,7 +70,9 @@ class PairsStudy(Study):
         "hosts": Table(_samples_table(lambda s, jobs: host_comparison.host_ratios(s))),
         "host_anova": Table(_samples_table(lambda s, jobs: host_comparison.host_anova(s))),
         # Each measured iteration beside the run's telemetry over it (empty without telemetry).
-        "contention": Table(_samples_table(lambda s, jobs: contention.contention(s))),
+        "contention": Table(_samples_table(lambda s, jobs: contention.contention(s), unlimited=True)),
+        # Each Case 2/3a IR as the limit's effect (1u against 1) and the partner's (against 1u).
+        "split": Table(_samples_table(lambda s, jobs: split.split(s, jobs=jobs), unlimited=True), threads=2),
         # Case 1 re-measured after all other runs against the first (empty without drift_check).
         "drift": Table(lambda inputs, jobs: drift.drift(statistics.read_samples(inputs["samples"]), jobs)),
     }
@@ -115,7 +124,7 @@ class PairsStudy(Study):
                 f"key studies.pairs.adaptive.max_iterations has the value {adaptive['max_iterations']}, below "
                 f"iterations ({cfg['iterations']}), the minimum it continues from"
             )
-        for case in set(cfg["cases"]) - {"1"}:
+        for case in set(cfg["cases"]) - set(cases.ALONE_CASES):
             if adaptive.get("window_cap_s", cfg["window_s"][case]) < cfg["window_s"][case]:
                 raise StudyConfigError(
                     f"key studies.pairs.adaptive.window_cap_s has the value {adaptive['window_cap_s']}, below "
@@ -190,11 +199,11 @@ class PairsStudy(Study):
             "pair": pair,
             "iteration_timeout_s": cfg["iteration_timeout_s"],
             "limits": copy.deepcopy(cfg["limits"]),
-            "sizes": {m: cfg["sizes"][m] for m in members},
+            "sizes": {m: self._sizes(cfg, m) for m in members},
         }
         # The stopping rules, only where configured: runs with fixed counts keep their settings.
         adaptive = cfg.get("adaptive", {})
-        if case == "1":
+        if case in cases.ALONE_CASES:
             out["iterations"] = cfg["iterations"]
             if "target_ci" in adaptive:
                 out["adaptive"] = {k: adaptive[k] for k in ("target_ci", "max_iterations")}
@@ -203,6 +212,15 @@ class PairsStudy(Study):
             if "min_overlap_samples" in adaptive:
                 out["adaptive"] = {k: adaptive[k] for k in ("min_overlap_samples", "window_cap_s")}
         return out
+
+    @staticmethod
+    def _sizes(cfg: dict, ms: str) -> dict:
+        """A member's sizes; with threads: case1, a thread count left at 0 (one per CPU) becomes
+        Case 1's, limits.cpus."""
+        sizes = dict(cfg["sizes"][ms])
+        if cfg.get("threads") == "case1" and sizes.get("threads") == 0:
+            sizes["threads"] = cfg["limits"]["cpus"]
+        return sizes
 
     def expected_seconds(self, settings: dict) -> float | None:
         return duration.run_seconds(settings)
@@ -232,6 +250,8 @@ class PairsStudy(Study):
                     "host_comparison.py",
                     "contention.py",
                     "drift.py",
+                    "split.py",
+                    "cases.py",
                 )
             ),
             HERE / "published.py",

@@ -2,14 +2,21 @@
 
 Cases of the papers: 1 one microservice alone in a limited container (the baseline);
 2 two microservices in one unlimited container; 3a two unlimited containers; 3b two
-containers, each limited like the baseline."""
+containers, each limited like the baseline. And one the papers lack: 1u, the microservice alone
+in an unlimited container, which splits a Case 2/3a IR into the limit's removal (1u against 1)
+and the partner's arrival (2/3a against 1u)."""
 
 from __future__ import annotations
 
 import itertools
 
-CASES = ("1", "2", "3a", "3b")
+CASES = ("1", "1u", "2", "3a", "3b")
 CONCURRENT_CASES = ("2", "3a", "3b")
+UNLIMITED = "1u"
+# One microservice alone, a fresh container per iteration.
+ALONE_CASES = ("1", UNLIMITED)
+# The concurrent cases whose containers have no limits: their partner's effect is against 1u.
+UNLIMITED_CASES = ("2", "3a")
 # Case 1 measured once more after every other run (config drift_check): its samples' case.
 END = "1-end"
 
@@ -40,7 +47,7 @@ def runs(config: dict) -> list[dict]:
     ):
         groups = (
             [(m,) for m in config["microservices"]]
-            if case == "1"
+            if case in ALONE_CASES
             else pairs(config["microservices"], config.get("pairs"))
         )
         out += [{"runtime": runtime, "case": case, "pair": pair_name(g), "repetition": rep} for g in groups]
@@ -66,7 +73,7 @@ def limits_for(case: str, member_index: int, limits: dict) -> dict:
     """cgroup limits of container member_index (0 or 1) of a case; {} means unlimited.
 
     In cpuset mode the two Case 3b containers get disjoint cores, as the papers' one core each."""
-    if case in ("2", "3a"):
+    if case in (UNLIMITED, *UNLIMITED_CASES):
         return {}
     n = limits["cpus"]
     out = {"memory": limits["memory"]}

@@ -2,7 +2,11 @@
 the Case 1 mean of the same host, runtime, target and metric (above 1: better, whatever the
 metric's direction) beside the run's telemetry over that iteration (interference.telemetry:
 the host's pressure stall shares, context switches and steal, the member's CPU throttling and memory
-failures). results/stats/pairs/contention.tsv; empty when the runs have no telemetry."""
+failures). results/stats/pairs/contention.tsv; empty when the runs have no telemetry.
+
+A member's cpu_cores is the sampler's where it saw the container over the whole iteration, else
+what the loop read from the container's cgroup (a Case 1 container lives for one iteration,
+often between two samples)."""
 
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ def contention(samples: pd.DataFrame) -> pd.DataFrame:
     d = d[d["in_overlap"].astype(str) == "True"]
     for c in TELEMETRY:
         d[c] = pd.to_numeric(d[c], errors="coerce") if c in d else float("nan")
+    if "own_cpu_cores" in d:
+        d["cpu_cores"] = d["cpu_cores"].fillna(pd.to_numeric(d["own_cpu_cores"], errors="coerce"))
     group = ["host", "runtime", "target", "metric"]
     base = d[d["case"] == BASELINE].groupby(group)["value"].mean().rename("baseline")
     d = d.join(base, on=group)

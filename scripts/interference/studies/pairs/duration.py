@@ -23,7 +23,7 @@ def run_seconds(settings: dict) -> float | None:
         return None
     waits = [ms[m].server.get("ready_after_s", 1.0) for m in members if ms[m].server]
     servers = SERVER_S * len(waits) + max(waits, default=0.0)
-    if settings["case"] == "1":
+    if settings["case"] in cases.ALONE_CASES:
         # With a CI target the run may go on to max_iterations; the minimum is the estimate.
         return RUN_SETUP_S + servers + settings["iterations"] * (times[0] + CONTAINER_PER_ITERATION_S)
     window = float(settings["window_s"])

@@ -7,7 +7,7 @@
       member<k>-<id>/limits.txt     cgroup limits as read back inside the container
       containers.log                the containers' own output
 
-Case 1 runs `iterations` fresh containers one after another (or, with an adaptive rule, on to
+Cases 1 and 1u run `iterations` fresh containers one after another (or, with an adaptive rule, on to
 the precision asked for). Cases 2/3 start both members together and loop until the window closes
 (which an adaptive rule may move later: adaptive.py). A failing or hanging benchmark becomes a failed
 iteration in meta.json; only an unusable engine fails the job. The generic runner
@@ -28,7 +28,7 @@ from interference.loop import (
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.pairs import adaptive
-from interference.studies.pairs.cases import image_for, limits_for, mark_overlap, members_of
+from interference.studies.pairs.cases import ALONE_CASES, image_for, limits_for, mark_overlap, members_of
 
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
 
@@ -108,7 +108,7 @@ class CaseRun:
     # -- the cases ---------------------------------------------------------------------
     def run_case1(self) -> None:
         ms_id = self.members[0]
-        limits = limits_for("1", 0, self.s["limits"])
+        limits = limits_for(self.s["case"], 0, self.s["limits"])
         rule = self.s.get("adaptive")  # else exactly `iterations`
         last = rule["max_iterations"] if rule else self.s["iterations"]
         for it in range(1, last + 1):
@@ -190,7 +190,7 @@ class CaseRun:
                 }
             )
         out = {}
-        if self.s["case"] == "1":
+        if self.s["case"] in ALONE_CASES:
             for it in members[0]["iterations"]:
                 it["in_overlap"] = True
             out["overlap"] = None
@@ -202,7 +202,7 @@ class CaseRun:
         its = [it for m in members for it in m["iterations"]]
         out["n_iterations"] = len(its)
         out["n_failed"] = sum(it["status"] != "ok" for it in its)
-        if self.s["case"] == "1":  # containers that never ran an iteration
+        if self.s["case"] in ALONE_CASES:  # containers that never ran an iteration
             ran = self.stopping["iterations_run"] if self.stopping else self.s["iterations"]
             out["n_failed"] += ran - len(its)
         else:  # a member that never ran an iteration in the window failed as a whole
@@ -215,7 +215,7 @@ class CaseRun:
 def execute(ctx) -> dict:
     run = CaseRun(ctx)
     run.start_servers()
-    if run.s["case"] == "1":
+    if run.s["case"] in ALONE_CASES:
         run.run_case1()
     else:
         run.run_concurrent()

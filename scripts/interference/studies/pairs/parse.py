@@ -1,7 +1,8 @@
 """Parse one run's raw artifacts (its meta.json and raw files) into tidy sample rows.
 
 Columns: host, runtime, case, target, partner, repetition, member, iteration, metric, value,
-unit, higher_is_better, start, end, in_overlap, status. A failed iteration or an unusable
+unit, higher_is_better, start, end, in_overlap, status, own_cpu_cores (the CPUs' worth the
+member's container used over the iteration, as its loop read them from its cgroup). A failed iteration or an unusable
 output becomes rows with an empty value and a status saying what went wrong, and a log line
 naming the file: never a silent number, never a crash of the whole parse."""
 
@@ -34,6 +35,7 @@ COLUMNS = [
     "end",
     "in_overlap",
     "status",
+    "own_cpu_cores",
 ]
 log = logging.getLogger("parse")
 
@@ -89,6 +91,7 @@ def parse(meta: dict, raw_dir: Path) -> pd.DataFrame:
                         "end": it["end"],
                         "in_overlap": it["in_overlap"],
                         "status": row_status,
+                        "own_cpu_cores": it.get("own_cpu_cores"),
                     }
                 )
     return pd.DataFrame(rows, columns=COLUMNS)

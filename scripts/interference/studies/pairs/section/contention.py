@@ -10,6 +10,7 @@ from scipy import stats
 
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, p_str, pct, plural
+from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.contention import TELEMETRY
 from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME
 
@@ -90,7 +91,7 @@ class Contention:
                 numeric_from=2,
             )  # fmt: skip
         )
-        concurrent = d[(d["case"] != "1") & d["relative"].notna() & d["psi_cpu_some"].notna()]
+        concurrent = d[d["case"].isin(CONCURRENT) & d["relative"].notna() & d["psi_cpu_some"].notna()]
         targets = list(dict.fromkeys(concurrent["target"]))
         if targets:
             blocks.append(

@@ -21,12 +21,13 @@ STUDY = "pairs"
 CASE_NAME = {c: f"Case {c}" for c in CASES}
 CASE_PLACEMENT = {
     "1": "one microservice alone in one container, with cgroup limits (the baseline)",
+    "1u": "one microservice alone in one container, no limits (not in the papers: separates the limit's effect from the partner's)",
     "2": "both microservices in one container, no limits (intra-container)",
     "3a": "two containers side by side, no limits (inter-container)",
     "3b": "two containers side by side, each limited as in Case 1 (inter-container)",
 }
 # Dark2: distinguishable for the common colour-vision deficiencies, and in greyscale print.
-CASE_COLOR = {"1": "#6b6b6b", "2": "#d95f02", "3a": "#1b9e77", "3b": "#7570b3"}
+CASE_COLOR = {"1": "#6b6b6b", "1u": "#a6761d", "2": "#d95f02", "3a": "#1b9e77", "3b": "#7570b3"}
 RESOURCE_ORDER = ("cpu", "memory", "disk", "network", "cpu+memory")
 RESOURCE_TITLE = {
     "cpu": "CPU",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, esc, num, pct, plural
+from interference.studies.pairs.cases import ALONE_CASES
 from interference.studies.pairs.section.data import CASE_NAME, CV_FLAG
 
 DRIFT_NUMERIC = ("first_mean", "end_mean", "first_n", "end_n", "change", "change_ci_low", "change_ci_high",
@@ -107,10 +108,10 @@ class Quality:
         r = r[r["stopped_by"].astype(str).str.len() > 0]
         rows = [
             [x.host, x.runtime, CASE_NAME.get(x.case, x.case), x.pair, x.stopped_by,
-             num(x.n_iterations, 0) if x.case == "1" else num(x.n_in_overlap, 0),
-             pct(x.ci_half_width_max, 2, sign=False) if x.case == "1" else "–",
-             num(x.window_final_s, 0) if x.case != "1" else "–",
-             num(x.window_extended_s, 0) if x.case != "1" else "–"]
+             num(x.n_iterations, 0) if x.case in ALONE_CASES else num(x.n_in_overlap, 0),
+             pct(x.ci_half_width_max, 2, sign=False) if x.case in ALONE_CASES else "–",
+             num(x.window_final_s, 0) if x.case not in ALONE_CASES else "–",
+             num(x.window_extended_s, 0) if x.case not in ALONE_CASES else "–"]
             for x in r.itertuples(index=False)
         ]  # fmt: skip
         rules = sorted(set(r["stopping_rule"]))

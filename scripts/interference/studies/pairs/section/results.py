@@ -69,7 +69,7 @@ class Results:
             base = d.loc[d["case"] == "1", "mean"]
             panels.append(Panel(
                 self.metric_title(target, metric), f"{metric.replace('_', ' ')} ({self.unit_of(target, metric)})",
-                self._groups(d, "mean", "ci_low", "ci_high", lambda r: target if r["case"] == "1" else f"+{r['partner']}"),
+                self._groups(d, "mean", "ci_low", "ci_high", lambda r: f"+{r['partner']}" if isinstance(r["partner"], str) and r["partner"] else target),
                 baseline=float(base.iloc[0]) if len(base) and is_num(base.iloc[0]) else None,
             ))  # fmt: skip
         hib = "higher" if self.higher_is_better(target, metrics[0]) else "lower"

@@ -1,0 +1,102 @@
+"""The limit's effect and the partner's: each concurrent IR split with the unlimited baseline.
+
+A Case 2 or 3a IR compares two pairs of conditions at once: the container lost its limits and
+gained a partner. With Case 1u (the target alone, unlimited) each splits into
+  limit   = IR of 1u against 1    (what removing the limits alone does)
+  partner = IR of 2/3a against 1u (what the partner does, limits equal: none)
+Case 3b keeps Case 1's limits, so its partner effect is its IR against Case 1 and it has no limit
+effect. Each with its 95 % bootstrap CI (statistics.ir_bootstrap_ci). Without Case 1u the limit
+and partner columns of Cases 2/3a are empty and the reason says so.
+results/stats/pairs/split.tsv."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from interference.descriptive import join as _join
+from interference.descriptive import valid as _valid
+from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
+from interference.studies.pairs.statistics import (
+    BASELINE,
+    GROUP,
+    N_RESAMPLES,
+    SEED,
+    _map,
+    _prepare,
+    ir_bootstrap_ci,
+    ir_value,
+)
+
+EFFECTS = ("total", "limit", "partner")
+COLUMNS = [
+    *GROUP,
+    "unit",
+    "higher_is_better",
+    "n",
+    "baseline_n",
+    "unlimited_n",
+    "partner_baseline",
+    *(f"{e}_{c}" for e in EFFECTS for c in ("ir", "ci_low", "ci_high")),
+    "reason",
+]
+
+
+def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
+    df = _prepare(samples)
+    valid = _valid(df)
+    values = {k: np.sort(g.to_numpy()) for k, g in valid.groupby(GROUP, sort=False)["value"]}
+    alone = ["host", "runtime", "target", "metric"]
+    by_case = {
+        case: {k: np.sort(g.to_numpy()) for k, g in valid[valid["case"] == case].groupby(alone)["value"]}
+        for case in (BASELINE, UNLIMITED)
+    }
+    conc = df[df["case"].isin(CONCURRENT_CASES)]
+    groups = conc.groupby(GROUP, sort=True).agg(unit=("unit", "first"), higher=("higher_is_better", "first"))
+    rows, tasks, slots = [], [], []
+    for key, meta in groups.iterrows():
+        host, runtime, case, target, partner, metric = key
+        x = values.get(key, np.empty(0))
+        base = by_case[BASELINE].get((host, runtime, target, metric), np.empty(0))
+        free = by_case[UNLIMITED].get((host, runtime, target, metric), np.empty(0))
+        higher = bool(meta["higher"])
+        row = dict(
+            zip(GROUP, key),
+            unit=meta["unit"],
+            higher_is_better=higher,
+            n=x.size,
+            baseline_n=base.size,
+            unlimited_n=free.size,
+            reason="",
+        )
+        row.update({f"{e}_{c}": np.nan for e in EFFECTS for c in ("ir", "ci_low", "ci_high")})
+        reasons = []
+        # (effect, samples, its baseline's samples)
+        wanted = [("total", x, base)]
+        if case in UNLIMITED_CASES:
+            row["partner_baseline"] = UNLIMITED
+            if free.size:
+                wanted += [("limit", free, base), ("partner", x, free)]
+            else:
+                reasons.append(
+                    f"no Case {UNLIMITED} samples: the limit's and the partner's effects are not separable"
+                )
+        else:
+            row["partner_baseline"] = BASELINE
+            wanted.append(("partner", x, base))
+        for effect, a, b in wanted:
+            if a.size == 0 or b.size == 0 or b.mean() == 0:
+                reasons.append(f"{effect}: no valid samples on a side")
+                continue
+            row[f"{effect}_ir"] = ir_value(a.mean(), b.mean(), higher)
+            if min(a.size, b.size) >= 2:
+                tasks.append((a, b, higher, N_RESAMPLES, SEED, (*key, effect)))
+                slots.append((row, effect))
+            else:
+                reasons.append(f"{effect}: fewer than 2 samples on a side, no CI")
+        row["reason"] = _join(reasons)
+        rows.append(row)
+    for (row, effect), (lo, hi, _method, reason) in zip(slots, _map(ir_bootstrap_ci, tasks, jobs)):
+        row[f"{effect}_ci_low"], row[f"{effect}_ci_high"] = lo, hi
+        row["reason"] = _join([row["reason"], reason])
+    return pd.DataFrame(rows, columns=COLUMNS)
