@@ -31,6 +31,7 @@ localrules:
     statistics,
     run_table,
     environment,
+    findings,
     report,
 
 

@@ -74,6 +74,7 @@ rule report:
         tables=all_tables(),
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         environment="results/stats/environment.json",
+        findings="results/stats/findings.tsv",
         sections=[str(p) for s in STUDIES for p in studies.code_files(s, "report")],
         qmd=REPORT_QMD,
         published=PUBLISHED,
@@ -92,3 +93,36 @@ rule report:
         "python -m interference.render_report {input.qmd:q} --out {output.html} "
         "--stats-dir results/stats --studies {params.studies} "
         "--published-dir {params.published_dir:q} > {log} 2>&1"
+
+
+# The scorecard: every published finding of the five papers (report/published/findings.yaml)
+# against this config's tables, by its study's check (studies/<kind>/findings.py).
+FINDINGS_CODE = sorted(
+    str(p)
+    for p in Path(SCRIPTS, "interference", "findings").glob("*.py")
+)
+
+
+rule findings:
+    input:
+        tables=all_tables(),
+        environment="results/stats/environment.json",
+        catalogue=os.path.join(workflow.basedir, "report", "published", "findings.yaml"),
+        published=PUBLISHED,
+        step=FINDINGS_CODE,
+        code=[
+            str(p) for s in studies.registry() for p in studies.code_files(s, "findings")
+        ],
+    output:
+        findings="results/stats/findings.tsv",
+    log:
+        "results/logs/stats/findings.log",
+    conda:
+        "../envs/stats.yaml"
+    params:
+        studies=list(STUDIES),
+        published_dir=lambda wildcards, input: os.path.dirname(input.published[0]),
+    shell:
+        "python -m interference.findings.scorecard --stats-dir results/stats "
+        "--studies {params.studies} --catalogue {input.catalogue:q} "
+        "--published-dir {params.published_dir:q} --out {output.findings} > {log} 2>&1"

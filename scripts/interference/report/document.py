@@ -97,6 +97,12 @@ class Document:
             )
         return blocks or [md(f"No study's results were given to this report ({esc(self.stats_dir)}).")]
 
+    def findings_blocks(self) -> list[Block]:
+        """The scorecard of the papers' findings (results/stats/findings.tsv), first in the paper."""
+        from interference.findings import section
+
+        return section.blocks(self)
+
     def environment_blocks(self) -> list[Block]:
         return environment.blocks(self)
 

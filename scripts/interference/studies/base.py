@@ -58,6 +58,9 @@ class Study(abc.ABC):
     tables: ClassVar[dict[str, Table]] = {}
     # The report section (a .qmd fragment); None: the generic section (summary table).
     report_section: ClassVar[Path | None] = None
+    # Its checks of the papers' findings by name (report/published/findings.yaml names them):
+    # check(ctx, args) -> findings.verdict.Measure or Skip; see findings/scorecard.py.
+    findings: ClassVar[dict[str, Callable]] = {}
 
     def config_schema(self) -> dict:
         """The schema of studies.<name>; a study whose schema depends on declarations overrides it."""
@@ -123,7 +126,8 @@ class Study(abc.ABC):
         return None
 
     def code(self, step: str) -> list[Path] | None:
-        """The source files of one step ("parse", "statistics", "runs" (run_row), "report") whose change reruns it;
+        """The source files of one step ("parse", "statistics", "runs" (run_row), "report",
+        "findings") whose change reruns it;
         None: the study's whole module or package."""
         return None
 

@@ -25,7 +25,7 @@ from interference import runtimes
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.creation import statistics
+from interference.studies.creation import findings, statistics
 from interference.entity_memory import check_memory
 
 HERE = Path(__file__).parent
@@ -78,6 +78,7 @@ class CreationStudy(Study):
             "timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 600},
         },
     }
+    findings = findings.CHECKS
     tables = {"summary": Table(statistics.summary), "table1": Table(statistics.table1, needs=("summary",))}
     report_section = HERE / "section.qmd"
 
@@ -131,6 +132,7 @@ class CreationStudy(Study):
     def code(self, step):
         return {
             "statistics": [HERE / "statistics.py"],
+            "findings": [HERE / "findings.py"],
             "report": [HERE / "section.qmd", HERE / "section.py"],
         }.get(step, [HERE / "__init__.py"])
 

@@ -35,7 +35,7 @@ from interference.microservices import registry
 from interference.runtimes import ContainerSpec, ovs
 from interference.runtimes.base import NETWORK_MODES
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.network import host_side, statistics
+from interference.studies.network import findings, host_side, statistics
 
 HERE = Path(__file__).parent
 MICROSERVICES = ("NS", "NR")  # iperf3 stream (TCP_STREAM), sockperf ping-pong (TCP_RR)
@@ -108,6 +108,7 @@ class NetworkStudy(Study):
             "iteration_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120},
         },
     }
+    findings = findings.CHECKS
     tables = {
         "summary": Table(statistics.summary),
         "relative": Table(statistics.relative),
@@ -185,6 +186,7 @@ class NetworkStudy(Study):
     def code(self, step):
         return {
             "statistics": [HERE / "statistics.py"],
+            "findings": [HERE / "findings.py"],
             "report": [HERE / "section.qmd", HERE / "section.py", HERE / "published.py"],
         }.get(step, [HERE / "__init__.py", HERE / "host_side.py"])
 

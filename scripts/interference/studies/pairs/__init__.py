@@ -21,6 +21,7 @@ from interference.studies.pairs import (
     drift,
     duration,
     execute,
+    findings,
     host_comparison,
     parse,
     published,
@@ -57,6 +58,7 @@ class PairsStudy(Study):
     title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"
     key_pattern = r"case(1|1u|2|3a|3b|1-end)/[A-Z]+(\+[A-Z]+)?"
     report_section = HERE / "section.qmd"
+    findings = findings.CHECKS
     tables = {
         "summary": Table(_samples_table(lambda s, jobs: statistics.summarize(s), unlimited=True)),
         "interference": Table(
@@ -239,6 +241,13 @@ class PairsStudy(Study):
             return sorted((HERE / "section").rglob("*.py")) + [HERE / "section.qmd"]
         if step == "runs":
             return [HERE / "runs.py", HERE / "cases.py"]
+        if step == "findings":
+            return [
+                HERE / "findings.py",
+                HERE / "published.py",
+                HERE / "cases.py",
+                package / "report" / "format.py",
+            ]
         # published.py reads the statistics tables with the report's loader.
         return [
             *(

@@ -34,7 +34,7 @@ from interference.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.runtimes.base import ISOLATED
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.pingpong import fabric, load, statistics
+from interference.studies.pingpong import fabric, findings, load, statistics
 from interference.studies.pingpong.statistics import BARE_METAL_LAYERS
 
 MICROSERVICE = "HP"
@@ -106,6 +106,7 @@ class PingPongStudy(Study):
             "repetitions": {"type": "integer", "minimum": 1, "default": 1},
         },
     }
+    findings = findings.CHECKS
     tables = {
         "summary": Table(statistics.summary),
         "relative": Table(statistics.relative),
@@ -163,6 +164,7 @@ class PingPongStudy(Study):
         here = Path(__file__).parent
         return {
             "statistics": [here / "statistics.py"],
+            "findings": [here / "findings.py"],
             "report": [here / "section.qmd", here / "section.py", here / "published.py"],
         }.get(step, [here / "__init__.py"])  # parse(): a change of the hosts or the load reruns no parsing
 

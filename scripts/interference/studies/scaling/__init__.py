@@ -18,7 +18,7 @@ from interference.loop import RELEASED_BY_FILE, loop_command, read_iterations, r
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.scaling import statistics
+from interference.studies.scaling import findings, statistics
 from interference.entity_memory import check_memory
 
 HERE = Path(__file__).parent
@@ -54,6 +54,7 @@ class ScalingStudy(Study):
             "events": {"type": "integer", "minimum": 1, "default": 1000},
         },
     }
+    findings = findings.CHECKS
     tables = {
         "summary": Table(statistics.summary),
         "slowdown": Table(statistics.slowdown),
@@ -83,6 +84,7 @@ class ScalingStudy(Study):
     def code(self, step):
         return {
             "statistics": [HERE / "statistics.py"],
+            "findings": [HERE / "findings.py"],
             "report": [HERE / "section.qmd", HERE / "section.py"],
         }.get(step, [HERE / "__init__.py"])
 

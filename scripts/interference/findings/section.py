@@ -1,0 +1,159 @@
+"""The report's Findings section, first in the paper: the scorecard (results/stats/findings.tsv)
+as counts per paper, the direction agreement and one row per finding with the paper's figure,
+ours with its 95 % CI, the verdict and why. Every sentence is computed from the scorecard."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from interference.findings import verdict as v
+from interference.report.blocks import Block, md
+from interference.report.format import and_list, esc, is_num, num, pct, plural
+from interference.report.load import read_tsv
+
+NUMERIC = ["expect_low", "expect_high", "published", "ours", "ci_low", "ci_high", "n", "cells"]
+PAPERS = ("000", "001", "002", "003", "004")
+VERDICT_CLASS = {
+    v.REPRODUCED: "agree-cell",
+    v.NOT_REPRODUCED: "flag-cell",
+    v.INCONCLUSIVE: "",
+    v.NOT_TESTABLE: "muted-cell",
+    v.NOT_RUN: "muted-cell",
+}
+
+
+def value(x, quantity: str) -> str:
+    """A finding's quantity as the reader knows it: IRs and shares in %, ratios as ×."""
+    if not is_num(x) or (isinstance(x, float) and math.isinf(x)):
+        return "–"
+    if quantity == "ratio":
+        return f"{num(x, 2)}×"
+    return pct(x, 1, sign=quantity == "ir")
+
+
+def expected(r) -> str:
+    """The claim's range: "< −5.0 %", "> 0.90×", "−5.0 % to +5.0 %"."""
+    low, high, q = r["expect_low"], r["expect_high"], r["quantity"]
+    if math.isinf(low):
+        return f"< {value(high, q)}"
+    if math.isinf(high):
+        return f"> {value(low, q)}"
+    return f"{value(low, q)} to {value(high, q)}"
+
+
+def ours(r) -> str:
+    if not is_num(r["ours"]):
+        return "–"
+    ci = (
+        f" [{value(r['ci_low'], r['quantity'])}, {value(r['ci_high'], r['quantity'])}]"
+        if is_num(r["ci_low"]) and is_num(r["ci_high"])
+        else ""
+    )
+    return value(r["ours"], r["quantity"]) + ci
+
+
+def why(r) -> str:
+    parts = [r["reason"]]
+    if r["what"]:
+        parts.insert(0, r["what"])
+    if r["verdict"] in (v.NOT_REPRODUCED, v.INCONCLUSIVE) and r["evidence"]:
+        parts.append("our data: " + r["evidence"])
+    if r["verdict"] == v.NOT_RUN and r["config"]:
+        parts.append(f"run {r['config']}")
+    return "; ".join(p for p in parts if p)
+
+
+def counts(df: pd.DataFrame) -> pd.DataFrame:
+    """Findings per paper (rows) and verdict (columns)."""
+    c = pd.crosstab(df["paper"], df["verdict"]).reindex(index=PAPERS, columns=list(v.VERDICTS), fill_value=0)
+    return c[c.sum(axis=1) > 0]
+
+
+def lead(df: pd.DataFrame) -> str:
+    total = df["verdict"].value_counts()
+    parts = [f"{total.get(name, 0)} {name}" for name in v.VERDICTS if total.get(name, 0)]
+    papers = sorted(df["paper"].unique())
+    return (
+        f"This run scores {plural(len(df), 'published finding')} of {plural(len(papers), 'paper')} "
+        f"({and_list(papers)}): {and_list(parts)}. A finding is a claim of a paper's abstract, "
+        f"conclusions or results, turned into a range its quantity must lie in (the column "
+        f"“claim's range”). It is *{v.REPRODUCED}* when our 95 % confidence interval lies wholly inside "
+        f"that range and *{v.NOT_REPRODUCED}* when it lies wholly outside; otherwise, or with fewer "
+        f"than {v.MIN_SAMPLES} samples on a side of a comparison or fewer than {v.MIN_CELLS} cells in "
+        f"a mean over cells, it is *{v.INCONCLUSIVE}*. The table is results/stats/findings.tsv."
+    )
+
+
+def agreement(df: pd.DataFrame) -> list[str]:
+    """A sentence per direction-agreement finding (the fidelity of the IR cells)."""
+    out = []
+    for r in df[(df["quantity"] == "share") & df["ours"].notna()].itertuples(index=False):
+        out.append(
+            f"Paper {r.paper}, {esc(r.source)} ({esc(r.id)}): {esc(r.what)}, {value(r.ours, 'share')} "
+            f"[{value(r.ci_low, 'share')}, {value(r.ci_high, 'share')}], against a target of at least "
+            f"{value(r.expect_low, 'share')} ({r.verdict})"
+            + (f"; {esc(r.evidence)}" if r.evidence else "")
+            + "."
+        )
+    return out
+
+
+def blocks(doc) -> list[Block]:
+    path = doc.stats_dir / "findings.tsv"
+    out = [md("## Findings")]
+    if not path.exists():
+        return out + [md(f"No scorecard was given to this report ({esc(path)}).")]
+    df = read_tsv(path, numeric=NUMERIC)
+    out.append(md(esc(lead(df))))
+    c = counts(df)
+    out.append(
+        doc.table(
+            [
+                "Paper",
+                *[n.replace(" in this config", "").replace(" on this machine", "") for n in c.columns],
+                "All",
+            ],
+            [[p, *[int(x) for x in row], int(row.sum())] for p, row in c.iterrows()],
+            "Findings per paper and verdict (results/stats/findings.tsv).",
+        )
+    )
+    sentences = agreement(df)
+    if sentences:
+        out.append(md("**Direction of the interference ratios.** " + " ".join(sentences)))
+    rows = [
+        [
+            r["id"],
+            r["paper"] + ", " + r["source"],
+            r["claim"],
+            expected(r),
+            value(r["published"], r["quantity"]) if is_num(r["published"]) else "–",
+            ours(r),
+            r["verdict"],
+            why(r),
+        ]
+        for _, r in df.iterrows()
+    ]
+    classes = [VERDICT_CLASS.get(r["verdict"], "") for _, r in df.iterrows()]
+    out.append(
+        doc.table(
+            [
+                "#",
+                "Paper, where",
+                "Claim (our words)",
+                "Claim's range",
+                "Published",
+                "Ours [95 % CI]",
+                "Verdict",
+                "Why",
+            ],
+            rows,
+            "Every published finding of the five papers, scored on this run. Published: the paper's figure "
+            "for the same quantity (stated in its text, or the mean of its tables' cells); – where it gives none.",
+            numeric_from=3,
+            text_cols=(2, 7),
+            cell_class=lambda i, j: classes[i] if j == 6 else "",
+        )
+    )
+    return out

@@ -1,0 +1,47 @@
+"""The network study's checks of paper 001's findings (report/published/findings.yaml): a
+runtime's and mode's throughput or latency against bare metal's (relative.tsv), or against
+another runtime's or mode's (a delta-method CI from the two rows)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity, ratio_from_summaries
+from interference.report.environment import vm_acceleration
+
+
+@quantity("ratio")
+def network_ratio(ctx, args: dict):
+    t = ctx.table("relative")
+    if t.empty:
+        return Skip(NOT_RUN, "these results have no network study")
+    for c in ("n", "mean", "sd", "ratio", "ci_low", "ci_high"):
+        t[c] = pd.to_numeric(t[c], errors="coerce")
+    direction = args.get("direction", "to-host")
+    t = t[(t["metric"] == args["metric"]) & (t["direction"] == direction)]
+
+    def row(runtime, mode):
+        r = t[(t["runtime"] == runtime) & (t["mode"] == mode)]
+        return r.iloc[0] if len(r) else None
+
+    a = row(args["runtime"], args["mode"])
+    over = (args.get("over_runtime", args["runtime"]), args.get("over_mode", args["mode"]))
+    relative_to_reference = "over_runtime" not in args and "over_mode" not in args
+    b = None if relative_to_reference else row(*over)
+    if a is None or (b is None and not relative_to_reference):
+        missing = [f"{rt} in mode {m}" for (rt, m), r in (((args["runtime"], args["mode"]), a), (over, b))
+                   if r is None and (rt, m) != ("", "")]  # fmt: skip
+        return Skip(
+            NOT_RUN, f"these results have no {args['metric']} of {' or '.join(missing)} ({direction})"
+        )
+    if "vm" in (args["runtime"], over[0]) and (vm_acceleration(ctx.env) or ("",))[0] == "tcg":
+        return Skip(NOT_TESTABLE, "the VM ran under TCG, an emulator: its network path is not a hypervisor's")
+    if relative_to_reference:
+        return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {a['reference']}",
+                       float(a["ratio"]), float(a["ci_low"]), float(a["ci_high"]), int(a["n"]))  # fmt: skip
+    est, low, high = ratio_from_summaries(a["mean"], a["sd"], a["n"], b["mean"], b["sd"], b["n"])
+    return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {over[0]} ({over[1]})",
+                   est, low, high, int(min(a["n"], b["n"])))  # fmt: skip
+
+
+CHECKS = {"network_ratio": network_ratio}

@@ -1,0 +1,31 @@
+"""The ping-pong study's checks of paper 003's findings (report/published/findings.yaml): a
+layer's transfer rate against its baseline layer's (relative.tsv), at the smallest or largest
+message size, or the mean over the sizes (cells)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from interference.findings.verdict import NOT_RUN, Measure, Skip, mean_over_cells, quantity
+
+
+@quantity("ratio")
+def pingpong_ratio(ctx, args: dict):
+    t = ctx.table("relative")
+    if t.empty:
+        return Skip(NOT_RUN, "these results have no ping-pong study")
+    for c in ("message_bytes", "n", "ratio", "ci_low", "ci_high"):
+        t[c] = pd.to_numeric(t[c], errors="coerce")
+    t = t[(t["layer"] == args["layer"]) & (t["baseline"] == args["baseline"])].sort_values("message_bytes")
+    if t.empty:
+        return Skip(NOT_RUN, f"these results have no {args['layer']} layer against {args['baseline']}")
+    size = args.get("size", "all")
+    if size != "all":
+        t = t.iloc[[0]] if size == "smallest" else t.iloc[[-1]]
+    est, low, high = mean_over_cells(t["ratio"], t["ci_low"].to_numpy(), t["ci_high"].to_numpy())
+    sizes = ", ".join(f"{int(m):,} B" for m in t["message_bytes"])
+    what = f"transfer rate of {args['layer']} over {args['baseline']} (m = {sizes}{'; mean' if len(t) > 1 else ''})"
+    return Measure(what, est, low, high, int(t["n"].min()), len(t))
+
+
+CHECKS = {"pingpong_ratio": pingpong_ratio}
