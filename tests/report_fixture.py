@@ -4,8 +4,8 @@ Synthetic meta.json files (three microservices: L for CPU, S for memory and a st
 disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
 interference.run_info (pairs/runs.tsv, environment.json); samples drawn from those runs'
 iterations (with telemetry) -> the pair study's statistics
-(pairs/{summary,interference,anova,posthoc,runtimes,contention}.tsv)
-and its published comparison (pairs/published.tsv). Some iterations fall outside the overlap,
+(pairs/{summary,interference,anova,posthoc,runtimes,contention,split}.tsv),
+its published comparison (pairs/published.tsv) and the findings scorecard (findings.tsv). Some iterations fall outside the overlap,
 two fail, some groups vary by more than 10 %, so every part of the report has something to show.
 
   python tests/report_fixture.py OUT_DIR [RUNTIME ...]   writes OUT_DIR/environment.json, OUT_DIR/pairs/*.tsv"""
@@ -20,7 +20,16 @@ import numpy as np
 import pandas as pd
 from interference import run_info
 from interference.statistics import write
-from interference.studies.pairs import contention, drift, published, runtime_ratios, significance, statistics
+from interference.findings import scorecard
+from interference.studies.pairs import (
+    contention,
+    drift,
+    published,
+    runtime_ratios,
+    significance,
+    split,
+    statistics,
+)
 
 HOST = "fixturehost"
 RUNTIMES = ("docker", "host")
@@ -303,6 +312,7 @@ def make_fixture(
         "posthoc": significance.posthoc(samples),
         "runtimes": runtime_ratios.runtime_ratios(samples, n_resamples=n_resamples),
         "contention": contention.contention(samples),
+        "split": split.split(samples),
         # The baselines again an hour later, 3 % slower (higher is better) or 3 % longer.
         "drift": drift.drift(pd.concat([samples, end_of_study(samples)]), 1),
     }
@@ -311,6 +321,11 @@ def make_fixture(
     inputs = {"summary": pairs / "summary.tsv", "interference": pairs / "interference.tsv"}
     pub = published_dir or Path(__file__).resolve().parent / "fixtures" / "published"
     write(published.comparison(inputs, 1, published_dir=pub), pairs / "published.tsv")
+    # The scorecard of the papers' findings, as the findings rule makes it.
+    catalogue = scorecard.load_catalogue(
+        Path(__file__).resolve().parents[1] / "report/published/findings.yaml"
+    )
+    write(scorecard.scorecard(catalogue, out, ["pairs"], pub), out / "findings.tsv")
     return out
 
 

@@ -4,6 +4,7 @@ their statistics on hand-made samples."""
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -192,3 +193,41 @@ def test_vm_emulation_sentences_follow_the_recorded_acceleration():
     assert "because no usable /dev/kvm" in vm_lines(no_dev)[0] and "PVM" not in vm_lines(no_dev)[0]
     assert vm_note(kvm) == "" and vm_lines(kvm) == []
     assert vm_note({}) == "" and vm_lines({}) == []
+
+
+def _scaling_stats(tmp_path, docker_factor: float, n: int):
+    """results/stats/ of the scaling study from synthetic samples: bare metal's and Docker's
+    sysbench times at N = 1 and 2, Docker's `docker_factor` × bare metal's, n samples each."""
+    from interference.statistics import write
+
+    rng = np.random.default_rng(3)
+    rows = [
+        {"host": "h", "runtime": rt, "instances": k, "repetition": 1, "instance": 1, "iteration": i + 1,
+         "metric": "execution_time", "value": 10.0 * k * f * (1 + 0.005 * rng.standard_normal()), "unit": "s",
+         "higher_is_better": False, "start": "", "end": "", "status": "ok"}
+        for rt, f in (("host", 1.0), ("docker", docker_factor)) for k in (1, 2) for i in range(n)
+    ]  # fmt: skip
+    out = tmp_path / "stats"
+    samples = out / "samples.tsv"
+    write(pd.DataFrame(rows), samples)
+    write(summary({"samples": samples}, 1), out / "scaling/summary.tsv")
+    write(slowdown({"samples": samples}, 1), out / "scaling/slowdown.tsv")
+    (out / "environment.json").write_text("{}")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("factor", "n", "says"),
+    [
+        (1.0, 10, "holds here: every 95 % CI lies within ±5%"),
+        (1.2, 10, "does not hold here within ±5%: at N = 1 1.2"),
+        (1.0, 2, "cannot be told here (at N = 1: too few samples: 2 on a side, needs at least 5"),
+    ],
+)
+def test_the_scaling_verdict_needs_the_data_to_carry_it(tmp_path, factor, n, says):
+    from interference.report.document import Document
+    from interference.studies.scaling.section import Scaling
+
+    doc = Document(_scaling_stats(tmp_path, factor, n), None, "test", "scaling")
+    (block,) = Scaling(doc).verdict()
+    assert says in block.content, block.content

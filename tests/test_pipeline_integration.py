@@ -3,6 +3,7 @@ real cgroup limits, artifacts checked, one case forced to rerun alone, failures 
 and nothing left behind."""
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -267,3 +268,28 @@ def test_sigterm_removes_everything_the_run_made(workdir, tmp_path, runtime):
     assert proc.wait(timeout=60) != 0
     assert running() == []
     assert not meta.exists()  # an interrupted run leaves no meta.json: it simply reruns
+
+
+def test_case_1u_runs_alone_without_limits_and_records_its_cpu(workdir, tmp_path):
+    """Case 1u: fresh containers one after another like Case 1, with no cgroup limit read back,
+    L's threads following the now unrestricted CPUs, and each iteration's CPU use as the loop read
+    it from the container's cgroup (Case 1's telemetry, which the sampler misses)."""
+    images = workdir / "results/images/docker"
+    meta_path = tmp_path / "1u/meta.json"
+    s = settings("1u", "L", iterations=2)
+    assert start_run_case(s, [images / "L.json"], meta_path).wait(timeout=300) == 0
+    meta = json.loads(meta_path.read_text())
+    (member,) = meta["members"]
+    back = member["limits_read_back"]
+    assert int(back["nproc"]) == os.cpu_count()
+    assert back["memory_max"] == "max" or int(back["memory_max"]) > 1024**4  # no limit (v2: "max")
+    its = member["iterations"]
+    assert [i["status"] for i in its] == ["ok", "ok"] and all(i["in_overlap"] for i in its)
+    # Recorded for every iteration, and never more than the CPUs the container may use.
+    for it in its:
+        assert 0.1 < it["own_cpu_cores"] <= os.cpu_count() + 0.05, it
+    # The Case 1 runs of the same study: limited to one core, and their CPU use says so.
+    for key, m in metas(workdir).items():
+        if key.startswith("case1/"):
+            for it in m["members"][0]["iterations"]:
+                assert 0.1 < it["own_cpu_cores"] <= 1.05, (key, it)

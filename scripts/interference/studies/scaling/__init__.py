@@ -14,12 +14,12 @@ from pathlib import Path
 import pandas as pd
 
 from interference import parsers
+from interference.entity_memory import check_memory
 from interference.loop import RELEASED_BY_FILE, loop_command, read_iterations, read_limits, write_start_file
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
 from interference.studies.scaling import findings, statistics
-from interference.entity_memory import check_memory
 
 HERE = Path(__file__).parent
 MICROSERVICE = "P"  # sysbench cpu (containers/sysbench)

@@ -4,8 +4,7 @@ executions on containers or virtual machines compared to bare metal")."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from interference.findings import verdict as v
 from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures.scaling import Series, scaling_figure
@@ -83,27 +82,47 @@ class Scaling:
         ]
 
     def verdict(self) -> list[Block]:
-        """Each runtime against the reference at the same N: the paper's "≈ bare metal" holds
-        where the ratio stays within CLOSE at every N."""
-        d = self.slowdown
-        ref_rt = d["reference"].iloc[0].split(",")[0] if len(d) else None
-        if ref_rt not in set(d["runtime"]):
+        """Each runtime against the reference at the same N, by the findings' rule
+        (findings.verdict): the paper's "≈ bare metal" holds where the ratio's 95 % CI lies within
+        ±CLOSE at every N, fails where it lies outside at some N, and is inconclusive otherwise or
+        with too few samples."""
+        s = self.summary
+        if s.empty or self.slowdown.empty:
             return []
-        base = d[d["runtime"] == ref_rt].set_index("instances")["slowdown"]
+        ref_rt = self.slowdown["reference"].iloc[0].split(",")[0]
+        if ref_rt not in set(s["runtime"]):
+            return []
+        base = s[s["runtime"] == ref_rt].set_index("instances")
+        band = v.Band(1 - CLOSE, 1 + CLOSE)
         lines = []
-        for rt, g in d[d["runtime"] != ref_rt].groupby("runtime"):
-            ratio = (g.set_index("instances")["slowdown"] / base).dropna()
-            if ratio.empty:
+        for rt, g in s[s["runtime"] != ref_rt].groupby("runtime"):
+            judged = []
+            for n_inst, r in g.set_index("instances").sort_index().iterrows():
+                if n_inst not in base.index:
+                    continue
+                b = base.loc[n_inst]
+                m = v.Measure("", *v.ratio_from_summaries(r["mean"], r["sd"], r["n"], b["mean"], b["sd"], b["n"]),
+                              int(min(r["n"], b["n"])))  # fmt: skip
+                judged.append((int(n_inst), m, *v.judge(m, band, lambda x: f"{x:.2f}×")))
+            if not judged:
                 continue
-            worst = float(np.max(np.abs(ratio - 1)))
-            n_worst = int((ratio - 1).abs().idxmax())
-            holds = worst <= CLOSE
-            lines.append(
-                f"- **{esc(rt)} {'≈' if holds else '≠'} {esc(ref_rt)}** for CPU: at every N its instances take "
-                f"{num(ratio.min(), 3)}–{num(ratio.max(), 3)} × the reference's time at the same N "
-                f"(furthest at N = {n_worst}); the paper's finding of no significant impact "
-                f"{'holds' if holds else 'does not hold'} here within ±{CLOSE:.0%}."
+            ratios = [m.estimate for _, m, _, _ in judged]
+            head = (
+                f"- **{esc(rt)} against {esc(ref_rt)}** for CPU: at N = {', '.join(str(n) for n, *_ in judged)} "
+                f"its instances take {num(min(ratios), 3)}–{num(max(ratios), 3)} × the reference's time at the same N"
             )
+            failed = [(n, m) for n, m, verdict, _ in judged if verdict == v.NOT_REPRODUCED]
+            open_ = [(n, reason) for n, _, verdict, reason in judged if verdict == v.INCONCLUSIVE]
+            if failed:
+                n, m = failed[0]
+                tail = (f"the paper's finding of no significant impact does not hold here within ±{CLOSE:.0%}: at N = {n} "
+                        f"{num(m.estimate, 3)}× [{num(m.low, 3)}, {num(m.high, 3)}]")  # fmt: skip
+            elif open_:
+                n, reason = open_[0]
+                tail = f"whether the paper's finding holds within ±{CLOSE:.0%} cannot be told here (at N = {n}: {esc(reason)})"
+            else:
+                tail = f"the paper's finding of no significant impact holds here: every 95 % CI lies within ±{CLOSE:.0%}"
+            lines.append(f"{head}; {tail}.")
         lines += vm_lines(self.doc.env)
         return [md("Verdict, generated from the table:\n\n" + "\n".join(lines))] if lines else []
 

@@ -1,0 +1,253 @@
+"""The findings scorecard: the verdict rule against independent calculations, the catalogue's
+checks, and the scorecard and its report section on stats made by the pipeline's own
+statistics from synthetic samples whose data flip a finding."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from interference.findings import scorecard as sc
+from interference.findings import section
+from interference.findings import verdict as v
+from interference.report.document import Document
+from interference.statistics import write
+from interference.studies.pairs import split, statistics
+from scipy import stats
+from statsmodels.stats.weightstats import DescrStatsW
+
+from conftest import REPO
+from report_fixture import make_fixture
+
+CATALOGUE = REPO / "report/published/findings.yaml"
+PUBLISHED = REPO / "report/published"
+
+
+# -- the verdict rule ---------------------------------------------------------------------------
+
+
+def measure(est, low, high, n=10, cells=1):
+    return v.Measure("q", est, low, high, n, cells)
+
+
+@pytest.mark.parametrize(
+    ("expect", "ci", "want"),
+    [
+        ({"below": -0.05}, (-0.3, -0.1), v.REPRODUCED),
+        ({"below": -0.05}, (0.01, 0.2), v.NOT_REPRODUCED),
+        ({"below": -0.05}, (-0.1, 0.02), v.INCONCLUSIVE),
+        ({"above": 2.0}, (2.5, 3.1), v.REPRODUCED),
+        ({"above": 2.0}, (1.2, 1.9), v.NOT_REPRODUCED),
+        ({"between": [-0.05, 0.05]}, (-0.02, 0.03), v.REPRODUCED),
+        ({"between": [-0.05, 0.05]}, (0.06, 0.2), v.NOT_REPRODUCED),
+        ({"between": [-0.05, 0.05]}, (-0.08, 0.03), v.INCONCLUSIVE),
+    ],
+)
+def test_the_verdict_follows_the_ci_against_the_claims_range(expect, ci, want):
+    got, reason = v.judge(measure(sum(ci) / 2, *ci), v.Band.of(expect))
+    assert got == want, reason
+
+
+def test_too_little_data_is_inconclusive_and_says_what_would_settle_it():
+    got, reason = v.judge(measure(-0.3, -0.4, -0.2, n=v.MIN_SAMPLES - 1), v.Band.of({"below": -0.05}))
+    assert got == v.INCONCLUSIVE and f"needs at least {v.MIN_SAMPLES}" in reason
+    got, reason = v.judge(measure(-0.3, -0.4, -0.2, cells=2), v.Band.of({"below": -0.05}))
+    assert got == v.INCONCLUSIVE and "too few cells: 2" in reason
+    got, reason = v.judge(measure(-0.03, -0.1, 0.01), v.Band.of({"below": -0.05}), lambda x: f"<{x}>")
+    assert got == v.INCONCLUSIVE and "threshold <-0.05>" in reason and "more samples" in reason
+
+
+def test_the_intervals_match_independent_calculations():
+    x = [0.12, -0.05, 0.3, 0.08, 0.02]
+    est, low, high = v.mean_over_cells(x, [np.nan], [np.nan])
+    ref_low, ref_high = DescrStatsW(np.array(x)).tconfint_mean(0.05)
+    assert (est, low, high) == pytest.approx((np.mean(x), ref_low, ref_high))
+    # One cell keeps its own CI.
+    assert v.mean_over_cells([0.1], [0.05], [0.2]) == (0.1, 0.05, 0.2)
+    # Welch's interval of a difference of means.
+    a, b = [0.1, 0.2, 0.15, 0.3], [-0.1, 0.0, 0.05]
+    d, lo, hi = v.difference_of_groups(a, b)
+    va, vb = np.var(a, ddof=1) / 4, np.var(b, ddof=1) / 3
+    df = (va + vb) ** 2 / (va**2 / 3 + vb**2 / 2)
+    half = stats.t.ppf(0.975, df) * math.sqrt(va + vb)
+    assert (d, lo, hi) == pytest.approx((np.mean(a) - np.mean(b), d - half, d + half))
+    # A ratio of two summaries: the delta method on the log scale, by hand.
+    r, lo, hi = v.ratio_from_summaries(8.0, 0.8, 10, 1.0, 0.1, 10)
+    se = math.sqrt(0.1**2 / 10 + 0.1**2 / 10)
+    z = stats.t.ppf(0.975, 9)
+    assert (r, lo, hi) == pytest.approx((8.0, 8 * math.exp(-z * se), 8 * math.exp(z * se)))
+    # Wilson's interval of a share, by its formula.
+    p, lo, hi = v.share_ci(26, 34)
+    z = stats.norm.ppf(0.975)
+    centre = (26 + z * z / 2) / (34 + z * z)
+    half = z * math.sqrt(34 * p * (1 - p) + z * z / 4) / (34 + z * z)
+    assert (p, lo, hi) == pytest.approx((26 / 34, centre - half, centre + half))
+
+
+# -- the catalogue ------------------------------------------------------------------------------
+
+
+def test_the_catalogue_covers_all_five_papers_with_known_checks():
+    entries = sc.load_catalogue(CATALOGUE)
+    by_paper = pd.Series([e["paper"] for e in entries]).value_counts()
+    assert set(by_paper.index) == {"000", "001", "002", "003", "004"}
+    assert (by_paper >= 4).all(), by_paper
+    assert {e["study"] for e in entries} == {"pairs", "scaling", "creation", "network", "pingpong"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"check": "no_such_check"}, "has no check 'no_such_check'"),
+        ({"study": "nope"}, "unknown study 'nope'"),
+        ({"expect": {"around": 1}}, "entry 1 (000-1)"),
+        ({"paper": "007"}, "entry 1 (000-1)"),
+    ],
+)
+def test_a_bad_catalogue_entry_is_refused_naming_it(tmp_path, change, message):
+    import yaml
+
+    entries = yaml.safe_load(CATALOGUE.read_text())
+    entries[0].update(change)
+    bad = tmp_path / "findings.yaml"
+    bad.write_text(yaml.safe_dump(entries))
+    with pytest.raises(sc.CatalogueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        sc.load_catalogue(bad)
+
+
+def test_a_duplicate_id_is_refused(tmp_path):
+    import yaml
+
+    entries = yaml.safe_load(CATALOGUE.read_text())
+    bad = tmp_path / "findings.yaml"
+    bad.write_text(yaml.safe_dump([entries[0], entries[0]]))
+    with pytest.raises(sc.CatalogueError, match="id 000-1 appears twice"):
+        sc.load_catalogue(bad)
+
+
+# -- the scorecard on stats from synthetic samples ------------------------------------------------
+
+# Linpack's GFLOPS alone and limited (1), alone unlimited (1u) and beside STREAM (2, 3a, 3b).
+BASE = 50.0
+
+
+def samples(l_beside_s: dict[str, float], unlimited: float = 1.6, n: int = 10) -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    rows = []
+    cells = [("1", "", 1.0), ("1u", "", unlimited)] + [(c, "S", f) for c, f in l_beside_s.items()]
+    for case, partner, factor in cells:
+        for i in range(n):
+            rows.append(
+                {
+                    "host": "fixturehost", "runtime": "docker", "case": case, "target": "L",
+                    "partner": partner, "metric": "gflops", "unit": "GFLOPS", "higher_is_better": True,
+                    "value": BASE * factor * (1 + 0.02 * rng.standard_normal()), "status": "ok",
+                    "in_overlap": True, "repetition": 1, "member": 1, "iteration": i + 1,
+                }
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def stats_dir(tmp_path, df: pd.DataFrame, config: dict | None = None):
+    """results/stats/ as the statistics rule writes it, for the pair study only."""
+    out = tmp_path / "stats"
+    papers = df[df["case"] != "1u"]
+    write(statistics.summarize(df), out / "pairs/summary.tsv")
+    write(statistics.interference_ratios(papers), out / "pairs/interference.tsv")
+    write(split.split(df), out / "pairs/split.tsv")
+    env = {"hosts": {"fixturehost": {"cores": 2}}, "config": {"studies": {"pairs": config or {}}}}
+    (out / "environment.json").write_text(json.dumps(env))
+    return out
+
+
+ONE = [
+    {
+        "id": "004-1", "paper": "004", "source": "s", "claim": "L beside S loses.", "study": "pairs",
+        "check": "mean_ir", "args": {"cases": ["2"], "targets": ["L"], "partners": ["S"]},
+        "expect": {"below": -0.05}, "published": {"value": -0.41},
+    },
+    {
+        "id": "001-1", "paper": "001", "source": "s", "claim": "c", "study": "scaling",
+        "check": "runtime_ratio", "args": {"runtime": "docker"}, "expect": {"between": [0.95, 1.05]},
+        "config": "config/paper001.yaml",
+    },
+]  # fmt: skip
+
+
+def test_a_finding_flips_with_its_data_and_so_does_its_text(tmp_path):
+    worse = sc.scorecard(ONE, stats_dir(tmp_path / "a", samples({"2": 0.7})), ["pairs"], PUBLISHED)
+    better = sc.scorecard(ONE, stats_dir(tmp_path / "b", samples({"2": 1.3})), ["pairs"], PUBLISHED)
+    w, b = worse.iloc[0], better.iloc[0]
+    assert w["verdict"] == v.REPRODUCED and b["verdict"] == v.NOT_REPRODUCED
+    # Ours is the IR the statistics computed, with its bootstrap CI.
+    ir = pd.read_csv(tmp_path / "a/stats/pairs/interference.tsv", sep="\t").iloc[0]
+    assert (w["ours"], w["ci_low"], w["ci_high"]) == pytest.approx(
+        (ir["ir"], ir["ir_ci_low"], ir["ir_ci_high"])
+    )
+    assert w["published"] == -0.41 and w["n"] == 10
+    # The study that is not in the config: not run, naming the config that runs it.
+    assert (
+        worse.iloc[1]["verdict"] == v.NOT_RUN
+        and "scaling study is not in this config" in worse.iloc[1]["reason"]
+    )
+    texts = []
+    for name, df in (("a", worse), ("b", better)):
+        write(df, tmp_path / name / "stats/findings.tsv")
+        doc = Document(tmp_path / name / "stats", PUBLISHED, "test", "pairs")
+        texts.append(" ".join(str(b.content) for b in section.blocks(doc)))
+    assert "1 reproduced" in texts[0] and "1 not reproduced" in texts[1]
+    assert "run config/paper001.yaml" in texts[0]
+    assert "−41.0 %" in texts[0]  # the paper's figure beside ours
+
+
+def test_the_limits_effect_is_split_from_the_partners(tmp_path):
+    """Case 2 beside S at 1.2× the limited baseline, 1u at 1.6×: the total IR is a gain, the
+    partner's effect (against 1u) a loss, and the evidence says so with split.tsv's numbers."""
+    d = stats_dir(tmp_path, samples({"2": 1.2, "3a": 1.25}))
+    s = pd.read_csv(d / "pairs/split.tsv", sep="\t", dtype={"case": str}).set_index("case")
+    x = samples({"2": 1.2, "3a": 1.25})
+    mean = x.groupby("case")["value"].mean()
+    assert s.loc["2", "total_ir"] == pytest.approx(mean["2"] / mean["1"] - 1)
+    assert s.loc["2", "limit_ir"] == pytest.approx(mean["1u"] / mean["1"] - 1)
+    assert s.loc["2", "partner_ir"] == pytest.approx(mean["2"] / mean["1u"] - 1)
+    assert s.loc["2", "partner_ci_high"] < 0 < s.loc["2", "total_ci_low"]
+    total = dict(ONE[0], args={"cases": ["2", "3a"], "targets": ["L"]}, expect={"below": -0.05})
+    partner = dict(total, id="004-2", args={**total["args"], "effect": "partner"})
+    card = sc.scorecard([total, partner], d, ["pairs"], PUBLISHED).set_index("id")
+    assert card.loc["004-1", "verdict"] == v.NOT_REPRODUCED
+    assert card.loc["004-2", "verdict"] == v.REPRODUCED
+    assert "the limit's removal alone (Case 1u against 1) gives +" in card.loc["004-1", "evidence"]
+
+
+def test_without_case_1u_the_partners_effect_is_not_run(tmp_path):
+    df = samples({"2": 0.8})
+    d = stats_dir(tmp_path, df[df["case"] != "1u"])
+    partner = dict(ONE[0], args={"cases": ["2"], "targets": ["L"], "effect": "partner"})
+    row = sc.scorecard([partner], d, ["pairs"], PUBLISHED).iloc[0]
+    assert row["verdict"] == v.NOT_RUN and "Case 1u" in row["reason"]
+
+
+def test_a_missing_host_or_pair_is_not_run_and_the_report_still_builds(tmp_path):
+    d = stats_dir(tmp_path, samples({"2": 0.8}))
+    entries = [e for e in sc.load_catalogue(CATALOGUE) if e["id"] in ("004-6", "004-7", "004-4")]
+    card = sc.scorecard(entries, d, ["pairs"], PUBLISHED).set_index("id")
+    assert (card["verdict"] == v.NOT_RUN).all()
+    assert "no host edge" in card.loc["004-6", "reason"]
+    assert "two hosts" in card.loc["004-7", "reason"]
+    assert "microservice B" in card.loc["004-4", "reason"]
+
+
+@pytest.fixture(scope="module")
+def report_stats(tmp_path_factory):
+    return make_fixture(tmp_path_factory.mktemp("stats"), n_resamples=200)
+
+
+def test_the_whole_catalogue_scores_on_the_report_fixture(report_stats):
+    """Every check runs on the pipeline-made fixture without an error; every row has a verdict."""
+    card = pd.read_csv(report_stats / "findings.tsv", sep="\t", keep_default_na=False)
+    assert set(card["verdict"]) <= set(v.VERDICTS) and card["verdict"].notna().all()
+    scored = card[card["verdict"].isin([v.REPRODUCED, v.NOT_REPRODUCED, v.INCONCLUSIVE])]
+    assert len(scored) >= 10 and (scored["ours"] != "").all()
