@@ -11,6 +11,7 @@ parts live in one module each.
   comparison    the published values beside ours (results/stats/pairs/published.tsv)
   quality       samples left out, failures, variation, notes, drift, limits read back
   page_cache    Bonnie++ in the unlimited cases: the page cache behind its "gains"
+  split         each Case 2/3a IR as the limit's effect (1u against 1) and the partner's
 
 No number of the report is typed in: the only constants are the thresholds of the verdicts
 (data.CV_FLAG, data.ALPHA, data.ETA_BANDS, published.NEGLIGIBLE_IR and SIMILAR_FACTOR), which
@@ -31,10 +32,21 @@ from interference.studies.pairs.section.quality import Quality
 from interference.studies.pairs.section.results import Results
 from interference.studies.pairs.section.runtimes import Runtimes
 from interference.studies.pairs.section.significance import Significance
+from interference.studies.pairs.section.split import Split
 
 
 class PairsSection(
-    Method, Results, Runtimes, Hosts, Contention, Significance, Comparison, Quality, PageCache, PairsData
+    Method,
+    Results,
+    Split,
+    Runtimes,
+    Hosts,
+    Contention,
+    Significance,
+    Comparison,
+    Quality,
+    PageCache,
+    PairsData,
 ):
     """Every part of the pair study's section, from the Document's stats folder."""
 

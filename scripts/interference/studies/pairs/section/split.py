@@ -1,0 +1,66 @@
+"""The limit's effect and the partner's (results/stats/pairs/split.tsv): each Case 2/3a IR beside
+the IR of Case 1u against Case 1 (the limits removed, no partner) and of the case against 1u
+(the partner added, no limits either side), with a computed sentence on how often the two
+point different ways."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from interference.report.blocks import Block, md
+from interference.report.format import pct, plural
+from interference.studies.pairs.cases import UNLIMITED, UNLIMITED_CASES
+from interference.studies.pairs.section.data import CASE_NAME, STUDY
+
+NUMERIC = [f"{e}_{c}" for e in ("total", "limit", "partner") for c in ("ir", "ci_low", "ci_high")]
+
+
+def _ir(r, effect: str) -> str:
+    x, lo, hi = (r[f"{effect}_{c}"] for c in ("ir", "ci_low", "ci_high"))
+    if pd.isna(x):
+        return "–"
+    return pct(x) + (f" [{pct(lo)}, {pct(hi)}]" if pd.notna(lo) else "")
+
+
+class Split:
+    def split_blocks(self) -> list[Block]:
+        s = self.doc.stats.table(STUDY, "split", NUMERIC)
+        if s.empty:
+            return [md("No split of the IRs was computed (results/stats/pairs/split.tsv is missing).")]
+        s = s[s["case"].isin(UNLIMITED_CASES)]
+        have = s.dropna(subset=["limit_ir", "partner_ir"])
+        if have.empty:
+            return [md(f"This config has no Case {UNLIMITED} (each microservice alone without limits), so a "
+                       f"Case 2 or 3a IR cannot be split into the limit's removal and the partner's arrival; "
+                       f"add \"{UNLIMITED}\" to the pair study's `cases` for it.")]  # fmt: skip
+        flips = have[(have["total_ir"] > 0.02) & (have["partner_ir"] < -0.02)]
+        masks = have[(have["total_ir"] < -0.02) & (have["partner_ir"] > 0.02)]
+        text = (
+            f"Of {plural(len(have), 'Case 2/3a cell')} with Case {UNLIMITED}, {len(flips)} show a gain against "
+            f"Case 1 although the partner alone costs more than 2 % (the limit's removal outweighs it), and "
+            f"{len(masks)} the reverse. The limit's removal alone is worth {pct(have['limit_ir'].median())} "
+            f"and the partner's arrival {pct(have['partner_ir'].median())} (medians over the cells)."
+        )
+        rows = [
+            [CASE_NAME[r["case"]], self.label(r["target"], r["partner"]), r["metric"].replace("_", " "),
+             _ir(r, "total"), _ir(r, "limit"), _ir(r, "partner")]
+            for _, r in have.iterrows()
+        ]  # fmt: skip
+        return [
+            md(text),
+            self.table(
+                [
+                    "Case",
+                    "Target (+partner)",
+                    "Metric",
+                    "IR against Case 1",
+                    f"Limit: {UNLIMITED} against 1",
+                    f"Partner: case against {UNLIMITED}",
+                ],  # fmt: skip
+                rows,
+                "Each concurrent IR without limits split into the limit's effect and the partner's, with 95 % "
+                "bootstrap intervals (results/stats/pairs/split.tsv).",
+                group_first=True,
+                numeric_from=3,
+            ),
+        ]
