@@ -6,6 +6,7 @@ vSwitch bridge with a veth into a network namespace (the userspace datapath this
 import re
 import subprocess
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -189,3 +190,27 @@ def test_vm_sentences_follow_the_recorded_acceleration(tmp_path):
     assert "was not recorded" in method and "was not recorded" in verdicts
     method, _ = render(tmp_path / "novm", [r for r in rows if r[0] != "vm"], tcg)
     assert "`vm` runtime" not in method
+
+
+def test_a_verdict_needs_enough_tests_and_a_ci_inside_the_range(tmp_path):
+    """Host network ≈ bare metal: Docker's 0.98 with 5 tests and an SD of 1 % holds; the same
+    with 2 tests cannot be told (the findings' minimum), and 0.80 does not hold."""
+
+    def verdict(n, docker_mean):
+        rows = [("host", "to-host", "host", "throughput", 100.0, 1.0, 1.0),
+                ("docker", "to-host", "host", "throughput", docker_mean, 1.0, docker_mean / 100)]  # fmt: skip
+        d = tmp_path / f"{n}-{docker_mean}"
+        render(d, rows)
+        rel = pd.read_csv(d / "network/relative.tsv", sep="\t")
+        # The bootstrap CI the statistics would give, here a normal one from the SDs.
+        half = 1.96 * np.sqrt(2) * 1.0 / np.sqrt(n) / 100
+        rel = rel.assign(n=n, ci_low=rel["ratio"] - half, ci_high=rel["ratio"] + half)
+        rel.to_csv(d / "network/relative.tsv", sep="\t", index=False)
+        from interference.report.document import Document
+        from interference.studies.network.section import section
+
+        return "\n".join(b.content for b in section(Document(d)).verdicts())
+
+    assert "holds: every 95 % CI inside the range 0.90–1.10" in verdict(5, 98.0)
+    assert "does not hold: every 95 % CI outside" in verdict(5, 80.0)
+    assert "too few samples: 2 on a side, needs at least 5" in verdict(2, 98.0)

@@ -293,3 +293,25 @@ def test_method_text_follows_cpu_use_and_recorded_cores(tmp_path, cpu, hosts, sa
         assert s in text
     for s in unsaid:
         assert s not in text
+
+
+@pytest.mark.parametrize(
+    ("container", "said"),
+    [
+        ([80, 81, 79, 80, 80, 81], "holds: every 95 % CI inside"),  # the paper's 0.80 ± 0.10
+        ([50, 51, 49, 50, 50, 51], "does not hold: every 95 % CI outside"),
+        ([80, 81, 79], "too few samples: 3 on a side, needs at least 5"),
+    ],
+)
+def test_the_verdicts_need_enough_tests_and_a_ci_inside(tmp_path, container, said):
+    from interference.report.document import Document
+    from interference.statistics import write
+    from interference.studies.pingpong.section import section
+
+    rows = [("host", "reference", 10, [100, 101, 99, 100, 100, 101]), ("docker", "container", 10, container)]
+    path = tmp_path / "samples.tsv"
+    samples(rows).to_csv(path, sep="\t", index=False)
+    write(relative({"samples": path}, 1), tmp_path / "pingpong/relative.tsv")
+    (tmp_path / "environment.json").write_text("{}")
+    text = "\n".join(b.content for b in section(Document(tmp_path)).verdicts())
+    assert "container / reference, m < 100 kB" in text and said in text, text

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from interference.findings import verdict as rule
 from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
@@ -214,7 +215,7 @@ class Network:
         )
 
     # -- verdicts: one line per finding of the paper, the rows it rests on listed ------------
-    def _ratio(self, runtime, direction, mode, metric="throughput") -> float | None:
+    def _row(self, runtime, direction, mode, metric="throughput"):
         d = self.rel
         hit = d[
             (d["runtime"] == runtime)
@@ -222,7 +223,23 @@ class Network:
             & (d["mode"] == mode)
             & (d["metric"] == metric)
         ]
-        return float(hit["ratio"].iloc[0]) if len(hit) else None
+        return hit.iloc[0] if len(hit) else None
+
+    def _ratio(self, runtime, direction, mode, metric="throughput") -> rule.Measure | None:
+        """A row's ratio to bare metal's host → host, with its bootstrap CI and samples."""
+        r = self._row(runtime, direction, mode, metric)
+        if r is None or not is_num(r["ratio"]):
+            return None
+        low, high = (float(r[c]) if is_num(r.get(c)) else float("nan") for c in ("ci_low", "ci_high"))
+        return rule.Measure("", float(r["ratio"]), low, high, int(r["n"]))
+
+    def _over(self, a: tuple, b: tuple, metric="throughput") -> rule.Measure | None:
+        """Row a over row b (runtime, direction, mode), with a delta-method CI from their SDs."""
+        ra, rb = self._row(*a, metric), self._row(*b, metric)
+        if ra is None or rb is None or not rb["mean"]:
+            return None
+        est = rule.ratio_from_summaries(ra["mean"], ra["sd"], ra["n"], rb["mean"], rb["sd"], rb["n"])
+        return rule.Measure("", *est, int(min(ra["n"], rb["n"])))
 
     def _shares(
         self, mode: str, over: str, metric: str = "throughput", runtimes=None
@@ -233,28 +250,35 @@ class Network:
         for rt, direction in d[["runtime", "direction"]].drop_duplicates().itertuples(index=False):
             if runtimes is not None and rt not in runtimes:
                 continue
-            a, b = self._ratio(rt, direction, mode, metric), self._ratio(rt, direction, over, metric)
-            if a is not None and b:
-                out.append((f"{rt} {ends(rt, direction)}", a / b))
+            m = self._over((rt, direction, mode), (rt, direction, over), metric)
+            if m is not None:
+                out.append((f"{rt} {ends(rt, direction)}", m))
         return out
 
     @staticmethod
     def _finding(
         claim: str, paper: str, items: list[tuple[str, float]], lo: float, hi: float, note: str = ""
     ) -> str:
-        inside = sum(lo <= v <= hi for _, v in items)
-        values = [v for _, v in items]
-        listed = "; ".join(f"{esc(r)} {num(v, 2)}" for r, v in items)
-        verdict = (
-            "holds"
-            if inside == len(items)
-            else "holds for none"
-            if inside == 0
-            else f"holds for {inside} of {len(items)}"
-        )
+        """One finding over its rows, each judged by the findings' rule (findings.verdict): its 95 % CI
+        inside [lo, hi], outside, or neither (or too few samples)."""
+        judged = [(r, m, *rule.judge(m, rule.Band(lo, hi), lambda x: num(x, 2))) for r, m in items]
+        values = [m.estimate for _, m in items]
+        listed = "; ".join(f"{esc(r)} {num(m.estimate, 2)}" + (f" [{num(m.low, 2)}, {num(m.high, 2)}]" if is_num(m.low) else "")
+                           for r, m in items)  # fmt: skip
+        held = sum(verdict == rule.REPRODUCED for *_, verdict, _ in judged)
+        failed = sum(verdict == rule.NOT_REPRODUCED for *_, verdict, _ in judged)
+        open_ = [(r, reason) for r, _, verdict, reason in judged if verdict == rule.INCONCLUSIVE]
+        if held == len(items):
+            verdict = "holds: every 95 % CI inside"
+        elif failed == len(items):
+            verdict = "does not hold: every 95 % CI outside"
+        else:
+            verdict = f"holds for {held} of {len(items)} rows, fails for {failed}"
+            if open_:
+                verdict += f", cannot be told for {len(open_)} ({esc(open_[0][0])}: {esc(open_[0][1])})"
         return (
             f"- **{claim}** (paper: {paper}): here {num(min(values), 2)}–{num(max(values), 2)} ({listed}); "
-            f"{verdict} (range {num(lo, 2)}–{num(hi, 2)}).{note}"
+            f"{verdict} the range {num(lo, 2)}–{num(hi, 2)}.{note}"
         )
 
     def noise_sentence(self) -> str:
@@ -284,7 +308,7 @@ class Network:
         hostnet = [(f"{rt} {ends(rt, dr)}", self._ratio(rt, dr, m)) for rt, dr, m in
                    d[d["mode"].isin(["host", "host+host"]) & (d["runtime"] != "host")][["runtime", "direction", "mode"]]
                    .drop_duplicates().itertuples(index=False)]  # fmt: skip
-        hostnet = [(r, v) for r, v in hostnet if v is not None]
+        hostnet = [(r, m) for r, m in hostnet if m is not None]
         if hostnet:
             lines.append(self._finding("Host network ≈ bare metal, throughput", span(paper_ratios(PAPER_PAIRS["host network"]), unit=" ×"),
                                        hostnet, 1 - CLOSE, 1 + CLOSE, self.noise_sentence()))  # fmt: skip
@@ -301,7 +325,7 @@ class Network:
             lat = self._shares("bridge", "host", "latency", runtimes=flat)
             if lat:
                 paper_lat = paper_ratios(PAPER_PAIRS["bridge"], 2)
-                added = [(v - 1) * 100 for _, v in lat]
+                added = [(m.estimate - 1) * 100 for _, m in lat]
                 lines.append(self._finding("Linux bridge ≈ twice the host network's latency", span(paper_lat, 1, " ×"), lat, 1.5, 2.5,
                                            f" Here the bridge adds {span(added, 0)} % to a round trip, in the paper "
                                            f"{span([(v - 1) * 100 for v in paper_lat], 0)} %; sockperf's one request "
@@ -318,9 +342,9 @@ class Network:
             for dr, m in (
                 d[d["runtime"] == "vm"][["direction", "mode"]].drop_duplicates().itertuples(index=False)
             ):
-                v, c = self._ratio("vm", dr, m), self._ratio(containers[0], dr, m)
-                if v and c:
-                    vm.append((f"{ends('vm', dr)} {m}", v / c))
+                over = self._over(("vm", dr, m), (containers[0], dr, m))
+                if over is not None:
+                    vm.append((f"{ends('vm', dr)} {m}", over))
             if vm:
                 accel = self.vm_acceleration()
                 note = {
@@ -331,7 +355,7 @@ class Network:
                 lines.append(self._finding(f"A VM ≈ half a container ({esc(containers[0])}) on the same switch",
                                            span(paper_ratios(PAPER_PAIRS["vm"])), vm, *HALF, note))  # fmt: skip
         if "nested" in set(d["runtime"]) and self._ratio("nested", "to-host", "host+host"):
-            nested = [(mode_name(m), self._ratio("nested", "to-host", m) / self._ratio("nested", "to-host", "host+host"))
+            nested = [(mode_name(m), self._over(("nested", "to-host", m), ("nested", "to-host", "host+host")))
                       for m in ("host+bridge", "bridge+host", "bridge+bridge") if self._ratio("nested", "to-host", m)]  # fmt: skip
             if nested:
                 lines.append(self._finding("Nested: a bridge in the parent or the child ≈ half of both on the host network",

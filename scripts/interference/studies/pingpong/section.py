@@ -5,6 +5,7 @@ headroom); and generated verdicts on the paper's findings."""
 
 from __future__ import annotations
 
+from interference.findings import verdict as rule
 from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
 from interference.report.figures.by_size import Panel, Series, size_panels
@@ -283,6 +284,30 @@ class PingPong:
     def _all(self, layer: str, base: str) -> list[float]:
         return [v for large in (False, True) for _, v in self._ratios(layer, base, large)]
 
+    def _judge(self, layer: str, base: str, large: bool, paper: float) -> str:
+        """The paper's ratio ± TOLERANCE against each size's 95 % CI, by the findings' rule
+        (findings.verdict): holds where every CI lies inside, fails where every one lies outside,
+        otherwise (or with too few tests) says what it can and why."""
+        d = self.rel[(self.rel["layer"] == layer) & (self.rel["baseline"] == base)]
+        d = d[(d["message_bytes"] >= published.SMALL_LARGE_SPLIT) == large]
+        band = rule.Band(paper - TOLERANCE, paper + TOLERANCE)
+        judged = [
+            (bytes_h(r.message_bytes), *rule.judge(rule.Measure("", r.ratio, r.ci_low, r.ci_high, int(r.n)), band,
+                                                   lambda x: num(x, 2)))
+            for r in d.itertuples(index=False)
+        ]  # fmt: skip
+        held = sum(verdict == rule.REPRODUCED for _, verdict, _ in judged)
+        failed = sum(verdict == rule.NOT_REPRODUCED for _, verdict, _ in judged)
+        if held == len(judged):
+            return "holds: every 95 % CI inside"
+        if failed == len(judged):
+            return "does not hold: every 95 % CI outside"
+        out = f"holds at {held} of {len(judged)} sizes, fails at {failed}"
+        open_ = [(size, reason) for size, verdict, reason in judged if verdict == rule.INCONCLUSIVE]
+        if open_:
+            out += f", cannot be told at {len(open_)} ({esc(open_[0][0])}: {esc(open_[0][1])})"
+        return out
+
     def verdicts(self) -> list[Block]:
         lines = []
         for (layer, base), (small, large, words) in published.FINDINGS.items():
@@ -290,8 +315,7 @@ class PingPong:
                 items = self._ratios(layer, base, is_large)
                 if not items:
                     continue
-                inside = sum(abs(v - paper) <= TOLERANCE for _, v in items)
-                verdict = "holds" if inside == len(items) else "does not hold" if inside == 0 else f"holds at {inside} of {len(items)} sizes"  # fmt: skip
+                verdict = self._judge(layer, base, is_large, paper)
                 side = "≥ 100 kB" if is_large else "< 100 kB"
                 listed = "; ".join(f"{esc(k)} {num(v, 2)}" for k, v in items)
                 lines.append(

@@ -4,7 +4,7 @@ executions on containers or virtual machines compared to bare metal")."""
 
 from __future__ import annotations
 
-from interference.findings import verdict as v
+from interference.findings import verdict as rule
 from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures.scaling import Series, scaling_figure
@@ -93,7 +93,7 @@ class Scaling:
         if ref_rt not in set(s["runtime"]):
             return []
         base = s[s["runtime"] == ref_rt].set_index("instances")
-        band = v.Band(1 - CLOSE, 1 + CLOSE)
+        band = rule.Band(1 - CLOSE, 1 + CLOSE)
         lines = []
         for rt, g in s[s["runtime"] != ref_rt].groupby("runtime"):
             judged = []
@@ -101,9 +101,9 @@ class Scaling:
                 if n_inst not in base.index:
                     continue
                 b = base.loc[n_inst]
-                m = v.Measure("", *v.ratio_from_summaries(r["mean"], r["sd"], r["n"], b["mean"], b["sd"], b["n"]),
+                m = rule.Measure("", *rule.ratio_from_summaries(r["mean"], r["sd"], r["n"], b["mean"], b["sd"], b["n"]),
                               int(min(r["n"], b["n"])))  # fmt: skip
-                judged.append((int(n_inst), m, *v.judge(m, band, lambda x: f"{x:.2f}×")))
+                judged.append((int(n_inst), m, *rule.judge(m, band, lambda x: f"{x:.2f}×")))
             if not judged:
                 continue
             ratios = [m.estimate for _, m, _, _ in judged]
@@ -111,8 +111,8 @@ class Scaling:
                 f"- **{esc(rt)} against {esc(ref_rt)}** for CPU: at N = {', '.join(str(n) for n, *_ in judged)} "
                 f"its instances take {num(min(ratios), 3)}–{num(max(ratios), 3)} × the reference's time at the same N"
             )
-            failed = [(n, m) for n, m, verdict, _ in judged if verdict == v.NOT_REPRODUCED]
-            open_ = [(n, reason) for n, _, verdict, reason in judged if verdict == v.INCONCLUSIVE]
+            failed = [(n, m) for n, m, verdict, _ in judged if verdict == rule.NOT_REPRODUCED]
+            open_ = [(n, reason) for n, _, verdict, reason in judged if verdict == rule.INCONCLUSIVE]
             if failed:
                 n, m = failed[0]
                 tail = (f"the paper's finding of no significant impact does not hold here within ±{CLOSE:.0%}: at N = {n} "
