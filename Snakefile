@@ -4,9 +4,9 @@
 #   snakemake --cores 1 --forcerun <a meta.json path>          rerun exactly one run (see README)
 # Rules, one file per step: images.smk (build_image), run.smk (run: the generic runner with the
 # study's execute()), parse.smk (parse_run, merge_samples), stats.smk (statistics: one job per
-# table a study declares), report.smk (run_table, environment, report). What is particular to
-# a study is its module in scripts/interference/studies/, to a runtime its adapter in
-# scripts/interference/runtimes/.
+# table a study declares), report.smk (run_table, environment, findings: the papers' findings
+# scored, report). What is particular to a study is its module in
+# scripts/interference/studies/, to a runtime its adapter in scripts/interference/runtimes/.
 import os
 import sys
 
@@ -66,6 +66,7 @@ rule raw:
 
 
 rule stats:
-    """Every statistics table of the config (without the report)."""
+    """Every statistics table of the config and the findings scorecard (without the report)."""
     input:
         all_tables(),
+        "results/stats/findings.tsv",
