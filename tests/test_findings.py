@@ -232,12 +232,35 @@ def test_without_case_1u_the_partners_effect_is_not_run(tmp_path):
 
 def test_a_missing_host_or_pair_is_not_run_and_the_report_still_builds(tmp_path):
     d = stats_dir(tmp_path, samples({"2": 0.8}))
-    entries = [e for e in sc.load_catalogue(CATALOGUE) if e["id"] in ("004-6", "004-7", "004-4")]
+    entries = [e for e in sc.load_catalogue(CATALOGUE) if e["id"] in ("004-7", "004-4", "002-13")]
     card = sc.scorecard(entries, d, ["pairs"], PUBLISHED).set_index("id")
     assert (card["verdict"] == v.NOT_RUN).all()
-    assert "no host edge" in card.loc["004-6", "reason"]
-    assert "two hosts" in card.loc["004-7", "reason"]
+    assert "no host edge" in card.loc["004-7", "reason"]
     assert "microservice B" in card.loc["004-4", "reason"]
+    assert (
+        "microservice S" in card.loc["002-13", "reason"] and "microservice NS" in card.loc["002-13", "reason"]
+    )
+    write(card.reset_index(), d / "findings.tsv")
+    text = " ".join(str(b.content) for b in section.blocks(Document(d, PUBLISHED, "test", "pairs")))
+    assert "3 not run in this config" in text and "run config/paper004-two-hosts.yaml" in text
+
+
+def test_each_claim_holds_for_the_papers_own_cells():
+    """Where a check computes the paper's figure from its transcribed cells, that figure lies in the
+    claim's range: the args pick the cells the paper's sentence is about."""
+
+    class Ctx:
+        published_dir = PUBLISHED
+
+    from interference.studies.pairs.findings import _published_mean
+
+    checked = 0
+    for e in sc.load_catalogue(CATALOGUE):
+        if "paper" in e.get("args", {}) and e["check"] == "mean_ir":
+            value, _ = _published_mean(Ctx, e["args"])
+            assert value is not None and v.Band.of(e["expect"]).contains(value), (e["id"], value)
+            checked += 1
+    assert checked >= 15
 
 
 @pytest.fixture(scope="module")

@@ -127,9 +127,16 @@ def _published_mean(ctx, args: dict) -> tuple[float | None, str]:
             p = p[p[column].isin(args[key])]
     if args.get("pairing") == "mixed":
         p = p[p["target"] != p["partner"]]
+    if "host" in args and "host" in p:
+        p = p[p["host"] == args["host"]]
     if p.empty:
         return None, ""
-    return float(p["ir"].mean()), f"mean of the paper's {len(p)} IR{'s' if len(p) > 1 else ''}"
+    # As ours: a target's metrics averaged per pairing and case first.
+    per_pair = p.groupby(["case", "target", "partner"])["ir"].mean()
+    n = len(per_pair)
+    return float(
+        per_pair.mean()
+    ), f"mean of the paper's {n} pairing{'s' if n > 1 else ''} and cases" if n > 1 else "the paper's IR"
 
 
 def mean_ir(ctx, args: dict):
@@ -209,17 +216,18 @@ def direction_agreement(ctx, args: dict):
     return Measure(what, est, low, high, MIN_SAMPLES, 1, evidence=causes(ctx, j[~agree]))
 
 
-def host_contrast(ctx, args: dict):
-    t = cells(ctx, {})
-    here, ref = t[t["host"] == args["host"]], t[t["host"] == args["reference_host"]]
-    key = ["runtime", "case", "target", "partner", "metric"]
-    j = here.merge(ref, on=key, suffixes=("", "_ref"))
-    if j.empty:
-        return Skip(NOT_RUN, f"needs results of two hosts, {args['host']} and {args['reference_host']}")
-    est, low, high = mean_over_cells(j["ir"] - j["ir_ref"], [np.nan], [np.nan]) if len(j) > 1 else (
-        float(j["ir"].iloc[0] - j["ir_ref"].iloc[0]), np.nan, np.nan)  # fmt: skip
-    what = f"IR on {args['host']} minus IR on {args['reference_host']}, mean over {len(j)} cells"
-    return Measure(what, est, low, high, int(min(_n(here), _n(ref))), len(j))
+def partner_contrast(ctx, args: dict):
+    """Mean IR of the targets beside partners `a` minus beside partners `b` (Welch): which partner
+    interferes least (above 0: `a` does)."""
+    beside_a = cells(ctx, {**args, "partners": args["a"]})
+    beside_b = cells(ctx, {**args, "partners": args["b"]})
+    if len(beside_a) < 2 or len(beside_b) < 2:
+        return _missing(ctx, {**args, "partners": args["a"] + args["b"]})
+    est, low, high = difference_of_groups(beside_a["ir"], beside_b["ir"])
+    what = (f"mean IR beside {', '.join(args['a'])} ({len(beside_a)} cells) minus beside "
+            f"{', '.join(args['b'])} ({len(beside_b)} cells)")  # fmt: skip
+    both = pd.concat([beside_a, beside_b])
+    return Measure(what, est, low, high, _n(both), len(both), evidence=explain(ctx, both))
 
 
 def limit_effect(ctx, args: dict):
@@ -375,6 +383,6 @@ CHECKS = {
     "same_vs_mixed": same_vs_mixed,
     "best_cell": best_cell,
     "direction_agreement": direction_agreement,
-    "host_contrast": host_contrast,
+    "partner_contrast": partner_contrast,
     "limit_effect": limit_effect,
 }
