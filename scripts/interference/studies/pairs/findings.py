@@ -45,7 +45,8 @@ def cells(ctx, args: dict) -> pd.DataFrame:
     s = ctx.table("split")
     if not s.empty:
         s = _num(s, *(c for c in s if c.endswith(("_ir", "_ci_low", "_ci_high", "_n"))))
-        t = t.merge(s[[*CELL, *(c for c in s if c.startswith(("limit_", "partner_")))]], on=CELL, how="left")
+        extra = [c for c in s if c.startswith(("limit_", "partner_")) or c == "unlimited_n"]
+        t = t.merge(s[[*CELL, *extra]], on=CELL, how="left")
     t = t[t["case"].isin(args.get("cases", CONCURRENT_CASES))]
     for key, column in (("targets", "target"), ("partners", "partner")):
         if key in args:
