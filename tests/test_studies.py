@@ -16,10 +16,14 @@ PAIRS = {"studies": {"pairs": {"microservices": ["L", "S", "NS"], "cases": ["1",
 def test_registry_finds_the_pair_study():
     assert "pairs" in studies.registry()
     assert studies.get("pairs").name == "pairs"
-    assert [p.name for p in studies.code_files("pairs", "parse")] == [
+    # The parse step's code: what parse.py imports of the package, transitively (code_deps).
+    root = studies.HERE.parent
+    assert [str(p.relative_to(root)) for p in studies.code_files("pairs", "parse")] == [
+        "__init__.py",
         "microservices.py",
-        "cases.py",
-        "parse.py",
+        "parsers/__init__.py",
+        "studies/pairs/cases.py",
+        "studies/pairs/parse.py",
     ]
 
 

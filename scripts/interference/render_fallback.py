@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from interference.render_report import (
+from interference.render_common import (
     KERNEL_NAME,
     TEMPLATE_DIR,
     TEMPLATE_NAME,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -34,56 +33,15 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
+from interference.render_common import (
+    RenderError,
+    external_resources,
+    split_front_matter,
+)
 
-TEMPLATE_DIR = Path(__file__).resolve().parent
-TEMPLATE_NAME = "report_template"
-KERNEL_NAME = "interference-report"
 SCRIPTS_DIR = Path(__file__).resolve().parents[1]
 SECTIONS_MARK = "<!-- study sections"
 GENERIC_SECTION = Path("sections") / "generic.qmd"  # relative to the paper's folder
-
-
-class RenderError(RuntimeError):
-    pass
-
-
-# ---------------------------------------------------------------------------------------------
-# The .qmd
-
-
-def split_front_matter(text: str) -> tuple[dict, str]:
-    """(front matter, body) of a Quarto document."""
-    m = re.match(r"^---\s*\n(.*?)\n---\s*\n", text, flags=re.DOTALL)
-    if not m:
-        return {}, text
-    return yaml.safe_load(m.group(1)) or {}, text[m.end() :]
-
-
-def external_resources(html_text: str) -> list[str]:
-    """URLs the page would fetch: src of any element, href of <link>, url() and @import in CSS."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html_text, "html.parser")
-    remote = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
-    found = []
-    for tag in soup.find_all(True):
-        for attr in ("src", "data-src", "srcset", "poster"):
-            v = tag.get(attr)
-            if v and remote.match(str(v)):
-                found.append(f"<{tag.name} {attr}={v}>")
-        href = tag.get("href") if tag.name in ("link", "script", "iframe", "object", "embed") else None
-        if href and remote.match(str(href)):
-            found.append(f"<{tag.name} href={tag['href']}>")
-    for style in soup.find_all("style"):
-        css = re.sub(r"/\*.*?\*/", "", style.get_text(), flags=re.DOTALL)
-        for url in re.findall(r"url\(\s*['\"]?((?:https?:)?//[^'\")]+)", css, flags=re.IGNORECASE):
-            found.append(f"css url({url})")
-        for url in re.findall(
-            r"@import\s+(?:url\()?\s*['\"]?((?:https?:)?//[^'\");]+)", css, flags=re.IGNORECASE
-        ):
-            found.append(f"css @import {url}")
-    return found
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,14 +17,12 @@ import shutil
 import signal
 import sys
 import time
-import uuid
 from pathlib import Path
 
 from interference import estimate, hostinfo, runtimes, studies, telemetry
+from interference.labels import RUN_LABEL
 from interference.locks import measurement_lock
-from interference.runtimes import ContainerSpec
-
-RUN_LABEL = "interference.run"
+from interference.run_context import RunContext
 
 
 class Terminated(Exception):
@@ -37,56 +35,6 @@ INTERRUPTED: list[int] = []
 def _terminate(signum, frame):
     INTERRUPTED.append(signum)
     raise Terminated(f"signal {signum}")
-
-
-class RunContext:
-    """What a study's execute() gets: the runtime, the raw folder, the images and helpers that
-    record what was started (for meta.json) and what happened (events)."""
-
-    def __init__(self, settings: dict, outdir: Path, rt, images: dict):
-        self.settings = settings
-        self.outdir = outdir
-        self.runtime = rt
-        self.images = images  # image name -> {"ref", "id"}
-        self.run_id = uuid.uuid4().hex[:12]
-        self.labels = {RUN_LABEL: self.run_id}
-        self.containers: list[dict] = []
-        self.events: list[str] = []
-        self.sampler: telemetry.Sampler | None = None
-
-    def name(self, suffix: str) -> str:
-        """A name for something this run makes: unique, and tied to the run."""
-        return f"interference-{self.run_id}-{suffix}"
-
-    def start(self, spec: ContainerSpec, role: str) -> None:
-        """Create spec's volumes, start it and record its command line and requested limits."""
-        for volume, _ in spec.volumes:
-            self.runtime.create_volume(volume, self.labels)
-        self.containers.append(
-            {
-                "name": spec.name,
-                "role": role,
-                "argv": self.runtime.run_argv(spec),
-                "limits_requested": spec.limits(),
-                "image": spec.image,
-            }
-        )
-        self.runtime.start(spec)
-        if self.sampler:
-            self.sampler.watch(spec.name)
-
-    def wait_all(self, names: list[str], deadline: float, log_name: str = "containers.log") -> dict:
-        """Wait for each until the deadline (a stuck one is recorded), then append their logs."""
-        codes = {}
-        for name in names:
-            code = self.runtime.wait(name, deadline - time.time())
-            if code is None:
-                self.events.append(f"{name} still running at its deadline: killed")
-            codes[name] = code
-        with open(self.outdir / log_name, "a") as f:
-            for name in names:
-                f.write(f"==== {name} ====\n{self.runtime.logs(name)}\n")
-        return codes
 
 
 def execute(study, ctx: RunContext) -> dict:

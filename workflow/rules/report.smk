@@ -98,8 +98,7 @@ rule report:
 # The scorecard: every published finding of the five papers (report/published/findings.yaml)
 # against this config's tables, by its study's check (studies/<kind>/findings.py).
 FINDINGS_CODE = sorted(
-    str(p)
-    for p in Path(SCRIPTS, "interference", "findings").glob("*.py")
+    str(p) for p in Path(SCRIPTS, "interference", "findings").glob("*.py")
 )
 
 
@@ -111,7 +110,9 @@ rule findings:
         published=PUBLISHED,
         step=FINDINGS_CODE,
         code=[
-            str(p) for s in studies.registry() for p in studies.code_files(s, "findings")
+            str(p)
+            for s in studies.registry()
+            for p in studies.code_files(s, "findings")
         ],
     output:
         findings="results/stats/findings.tsv",

@@ -64,7 +64,8 @@ def load_catalogue(path: Path) -> list[dict]:
     entries = yaml.safe_load(Path(path).read_text()) or []
     seen = set()
     for i, e in enumerate(entries):
-        where = f"{path}, entry {i + 1} ({e.get('id', 'no id') if isinstance(e, dict) else e!r})"
+        label = e.get("id", "no id") if isinstance(e, dict) else repr(e)
+        where = f"{path}, entry {i + 1} ({label})"
         try:
             jsonschema.validate(e, ENTRY)
         except jsonschema.ValidationError as err:

@@ -1,17 +1,13 @@
-"""The host, engines, images and config of the run (environment.json), for the whole paper."""
+"""The host, engines, images and config of the run (environment.json), for the whole paper.
+Its blocks take the report's Document (report/document.py, which imports this module)."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from interference import run_order
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, bytes_h, esc, plural
-
-if TYPE_CHECKING:
-    from interference.report.document import Document
 
 
 def host_line(env: dict) -> str:
@@ -109,7 +105,7 @@ def image_rows(env: dict) -> list[list]:
     return rows
 
 
-def order_block(doc: Document) -> list[Block]:
+def order_block(doc) -> list[Block]:
     """The order the runs were measured in: the plan (config run_order) against the runs' start
     times in every study's runs.tsv, per host."""
     frames = [
@@ -144,7 +140,7 @@ def order_block(doc: Document) -> list[Block]:
     ]
 
 
-def blocks(doc: Document) -> list[Block]:
+def blocks(doc) -> list[Block]:
     out = order_block(doc) + [
         doc.table(
             ["", "", "Value"],

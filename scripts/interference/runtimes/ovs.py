@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from interference.host_package import HostPackage
+from interference.labels import RUN_LABEL
 
 # An OVS bridge: its daemons and tools; ethtool turns off the entity's checksum offload.
 PACKAGES = (
@@ -37,7 +38,6 @@ PACKAGES = (
 SUBNETS = ipaddress.ip_network("10.232.0.0/16")  # one /24 per switch
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 STATE_DIR = Path("/var/lib/interference/ovs")
-RUN_LABEL = "interference.run"
 
 
 class OvsUnavailable(RuntimeError):

@@ -9,6 +9,7 @@ import inspect
 import pkgutil
 from pathlib import Path
 
+from interference import code_deps
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).resolve().parent
@@ -51,14 +52,16 @@ def run_settings(cfg: dict, study: str, runtime: str, key: str, rep: int) -> dic
 
 
 def code_files(name: str, step: str) -> list[Path]:
-    """The study's source files of one step: a change reruns that step's jobs."""
+    """The study's source files of one step: the files it declares for the step (else its whole
+    module or package) and every module of the package they import (code_deps.closure), so that
+    a change to any of them reruns that step's jobs."""
     declared = get(name).code(step)
-    if declared is not None:
-        return sorted(declared)
-    path = Path(inspect.getfile(type(get(name))))
-    files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
-    section = get(name).report_section
-    return files + [section] if step == "report" and section else files
+    if declared is None:
+        path = Path(inspect.getfile(type(get(name))))
+        declared = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+        section = get(name).report_section
+        declared = declared + [section] if step == "report" and section else declared
+    return code_deps.closure(declared)
 
 
 __all__ = ["RunKey", "Study", "StudyConfigError", "Table", "code_files", "get", "registry", "run_settings"]

@@ -16,7 +16,7 @@ import pandas as pd
 from interference.host_package import HostPackage
 
 if TYPE_CHECKING:
-    from interference.runner import RunContext
+    from interference.run_context import RunContext
 
 
 class StudyConfigError(ValueError):

@@ -22,11 +22,11 @@ from pathlib import Path
 import pandas as pd
 
 from interference import runtimes
+from interference.entity_memory import check_memory
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
 from interference.studies.creation import findings, statistics
-from interference.entity_memory import check_memory
 
 HERE = Path(__file__).parent
 MICROSERVICE = "P"  # sysbench, run with a negligible workload

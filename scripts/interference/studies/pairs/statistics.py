@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
-import zlib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from interference.descriptive import CONFIDENCE, STAT_COLUMNS, describe, prepare
 from interference.descriptive import join as _join
 from interference.descriptive import valid as _valid
+from interference.resampling import bootstrap_ci
 
 BASELINE = "1"
 GROUP = ["host", "runtime", "case", "target", "partner", "metric"]
@@ -150,38 +148,6 @@ def _ir_statistic(higher_is_better: bool):
     return statistic
 
 
-def _rng(seed: int, key: tuple) -> np.random.Generator:
-    """A generator per group: each row's CI depends only on its own data, not on row order."""
-    return np.random.default_rng([seed, zlib.crc32("\t".join(map(str, key)).encode())])
-
-
-def bootstrap_ci(
-    x, base, statistic, n_resamples: int, seed: int, key: tuple
-) -> tuple[float, float, str, str]:
-    """95% CI of statistic(x, base) by resampling both groups independently: (low, high,
-    method, reason). BCa first; when BCa is undefined (degenerate, e.g. zero variance) the
-    percentile interval."""
-    reasons = []
-    for method in ("BCa", "percentile"):
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            res = stats.bootstrap(
-                (np.asarray(x, float), np.asarray(base, float)),
-                statistic,
-                n_resamples=n_resamples,
-                paired=False,
-                vectorized=True,
-                confidence_level=CONFIDENCE,
-                method=method,
-                rng=_rng(seed, key),
-            )
-        low, high = res.confidence_interval
-        if np.isfinite(low) and np.isfinite(high):
-            return float(low), float(high), f"bootstrap_{method.lower()}_{n_resamples}", _join(reasons)
-        reasons.append(f"bootstrap {method} interval undefined")
-    return np.nan, np.nan, "", _join(reasons)
-
-
 def ir_bootstrap_ci(
     x, base, higher_is_better: bool, n_resamples: int = N_RESAMPLES, seed: int = SEED, key: tuple = ()
 ) -> tuple[float, float, str, str]:
@@ -254,24 +220,3 @@ def interference_ratios(
             )
         row.update(ir_ci_low=lo, ir_ci_high=hi, ir_ci_method=method, reason=reason)
     return pd.DataFrame(rows, columns=INTERFERENCE_COLUMNS)
-
-
-# ---------------------------------------------------------------------------------------------
-# All four at once (benchmarks, tests)
-
-
-def run_all(samples: pd.DataFrame, n_resamples: int = N_RESAMPLES, seed: int = SEED, jobs: int = 1) -> dict:
-    """The four tables; jobs > 1 spreads the bootstraps and Tukey families over processes."""
-    from interference.studies.pairs.significance import anova, posthoc
-
-    out = {}
-    for name, fn in [
-        ("summary", summarize),
-        ("interference", lambda s: interference_ratios(s, n_resamples, seed, jobs)),
-        ("anova", anova),
-        ("posthoc", lambda s: posthoc(s, jobs)),
-    ]:
-        t0 = time.perf_counter()
-        out[name] = fn(samples)
-        log.info("%s: %d rows in %.2f s", name, len(out[name]), time.perf_counter() - t0)
-    return out

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from interference.descriptive import describe, prepare, valid
-from interference.studies.pairs.statistics import bootstrap_ci
+from interference.resampling import bootstrap_ci
 
 SAMPLE_COLUMNS = [
     "host", "runtime", "layer", "message_bytes", "repetition", "iteration",

@@ -1,0 +1,130 @@
+"""The package's import graph, read from the source (every import statement, also inside
+functions and under TYPE_CHECKING): no circle, and no study kind importing another study kind
+(what they share lives beneath them: descriptive, resampling, report, findings.verdict)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+PACKAGE = REPO / "scripts" / "interference"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+
+
+def imports(path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules `path` imports: `from a.b import c` is a.b.c where c is a module,
+    else a.b."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
+                for a in node.names
+            ]
+        else:
+            continue
+        out |= {n for n in names if n in known}
+    return out - {module_name(path)}
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(path, known) for name, path in known.items()}
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in g.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def study_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "studies" and parts[2] != "base" else None
+
+
+def test_the_graph_reader_sees_imports_and_circles():
+    g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(g) == [["a", "b", "c"]]
+    g = graph()
+    assert "interference.resampling" in g["interference.studies.network.statistics"]
+    assert "interference.studies.pairs.cases" in g["interference.studies.pairs.execute"]
+
+
+def test_no_import_circle():
+    assert cycles(graph()) == []
+
+
+def test_no_study_imports_another():
+    crossing = [
+        (m, i)
+        for m, deps in graph().items()
+        for i in deps
+        if study_of(m) and study_of(i) and study_of(m) != study_of(i)
+    ]
+    assert crossing == []
+
+
+def test_each_steps_code_inputs_are_its_import_closure():
+    """A rule's code inputs: what the step imports, transitively, and nothing unrelated."""
+    from interference import code_deps, studies
+
+    def names(study, step):
+        return {str(p.relative_to(PACKAGE)) for p in studies.code_files(study, step)}
+
+    # Shared modules reach every study's statistics that imports them ...
+    for study in ("network", "pingpong", "scaling"):
+        assert {"resampling.py", "descriptive.py", f"studies/{study}/statistics.py"} <= names(
+            study, "statistics"
+        )
+    # ... including through another module (drift.py and published.py import cases.py) ...
+    assert {"studies/pairs/cases.py", "studies/pairs/drift.py", "resampling.py"} <= names(
+        "pairs", "statistics"
+    )
+    # ... and nothing the step does not import: no runner, runtime or report code in statistics.
+    stats = names("pairs", "statistics")
+    assert not any(n.startswith(("runtimes/", "report/figures", "studies/pairs/execute")) for n in stats), (
+        stats
+    )
+    assert "runner.py" not in names("pairs", "parse")
+    # The closure of one file by hand: verdict.py imports descriptive.py, which imports nothing of ours.
+    verdict = PACKAGE / "findings" / "verdict.py"
+    assert code_deps.closure([verdict]) == sorted([verdict, PACKAGE / "descriptive.py"])
