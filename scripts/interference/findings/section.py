@@ -58,7 +58,7 @@ def why(r) -> str:
     parts = [r["reason"]]
     if r["what"]:
         parts.insert(0, r["what"])
-    if r["verdict"] in (v.NOT_REPRODUCED, v.INCONCLUSIVE) and r["evidence"]:
+    if r["evidence"]:
         parts.append("our data: " + r["evidence"])
     if r["verdict"] == v.NOT_RUN and r["config"]:
         parts.append(f"run {r['config']}")

@@ -187,7 +187,7 @@ def best_cell(ctx, args: dict):
         return _missing(ctx, args)
     r = t.loc[t["ir"].idxmax()]
     return Measure(f"best cell: IR of {_label(r)}", float(r["ir"]), float(r["ir_ci_low"]), float(r["ir_ci_high"]),
-                   int(min(r["n"], r["baseline_n"])))  # fmt: skip
+                   int(min(r["n"], r["baseline_n"])), evidence=explain(ctx, t.loc[[t["ir"].idxmax()]]))  # fmt: skip
 
 
 @quantity("share")
@@ -323,7 +323,8 @@ def explain(ctx, t: pd.DataFrame) -> list[str]:
     if len(free) and "limit_ir" in free and free["limit_ir"].notna().any():
         out.append(
             f"in Cases 2/3a the limit's removal alone (Case 1u against 1) gives {pct(free['limit_ir'].mean())} "
-            f"and the partner's arrival (against 1u) {pct(free['partner_ir'].mean())} (means over {len(free)} cells)"
+            f"and the partner's arrival (against 1u) {pct(free['partner_ir'].mean())} "
+            f"({'the cell' if len(free) == 1 else f'means over {len(free)} cells'})"
         )
     for target in sorted(set(t["target"])):
         alone, together = _cores(ctx, target, ["1"]), _cores(ctx, target, sorted(set(t["case"])))
@@ -345,6 +346,9 @@ def explain(ctx, t: pd.DataFrame) -> list[str]:
     if len(control):
         out.append(f"beside P, a partner that only spins a CPU, the same targets' IR is {pct(control['ir'].mean())} "
                    "(a gain there is the busy host, not a shared resource)")  # fmt: skip
+    elif (t["ir"] > 0.05).any() and CONTROL not in set(t["target"]):
+        out.append(f"config/control.yaml measures these targets beside {CONTROL}, a partner that only spins a CPU: "
+                   "how much of a gain is the busy host rather than the partner")  # fmt: skip
     return out or ["unexplained by the recorded telemetry"]
 
 
