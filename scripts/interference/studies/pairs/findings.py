@@ -18,10 +18,11 @@ from interference.findings.verdict import (
     difference_of_groups,
     mean_over_cells,
     quantity,
+    ratio_from_summaries,
     share_ci,
 )
 from interference.report.format import pct
-from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED_CASES
+from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
 from interference.studies.pairs.published import KEY, published_ir, read_published
 
 CELL = ["host", "runtime", "case", "target", "partner", "metric"]
@@ -239,24 +240,26 @@ def limit_effect(ctx, args: dict):
     if ncpu and limits.get("cpus") and int(limits["cpus"]) < int(ncpu):
         return Skip(NOT_RUN, f"Case 1 here limits a container to {limits['cpus']} of the host's {ncpu} CPUs, so "
                     "the resources differ with limits and without; needs limits.cpus equal to the host's CPUs and Case 1u")  # fmt: skip
-    s = ctx.table("split")
-    s = (
-        _num(s, "limit_ir", "limit_ci_low", "limit_ci_high", "baseline_n", "unlimited_n")
-        if not s.empty
-        else s
-    )
-    s = (
-        s.dropna(subset=["limit_ir"]).drop_duplicates(["host", "runtime", "target", "metric"])
-        if len(s)
-        else s
-    )
-    if s.empty:
-        return Skip(NOT_RUN, "these results have no Case 1u (the unlimited baseline)")
-    est, low, high = mean_over_cells(
-        s["limit_ir"], s["limit_ci_low"].to_numpy(), s["limit_ci_high"].to_numpy()
-    )
-    n = int(np.nanmin(np.minimum(s["baseline_n"], s["unlimited_n"])))
-    return Measure(f"mean IR of Case 1u against Case 1 over {len(s)} metrics", est, low, high, n, len(s))
+    # From the summary (Cases 1 and 1u need no concurrent case): each target's metrics as IRs of
+    # 1u against 1, a delta-method CI from the two means, then averaged per target.
+    summ = _num(ctx.table("summary"), "n", "mean", "sd")
+    if summ.empty or UNLIMITED not in set(summ["case"]):
+        return Skip(NOT_RUN, f"these results have no Case {UNLIMITED} (the unlimited baseline)")
+    key = ["host", "runtime", "target", "metric"]
+    j = summ[summ["case"] == "1"].merge(summ[summ["case"] == UNLIMITED], on=key, suffixes=("", "_u"))
+    rows = []
+    for r in j.itertuples(index=False):
+        ratio, low, high = ratio_from_summaries(r.mean_u, r.sd_u, r.n_u, r.mean, r.sd, r.n)
+        if str(r.higher_is_better) != "True":  # lower is better: the IR of a time is base/x - 1
+            ratio, low, high = 1 / ratio, 1 / high, 1 / low
+        rows.append(
+            {"target": r.target, "ir": ratio - 1, "low": low - 1, "high": high - 1, "n": min(r.n, r.n_u)}
+        )
+    per = pd.DataFrame(rows).groupby("target").mean()
+    est, low, high = mean_over_cells(per["ir"], per["low"].to_numpy(), per["high"].to_numpy())
+    detail = ", ".join(f"{t} {pct(r.ir)}" for t, r in per.iterrows())
+    return Measure(f"mean IR of Case {UNLIMITED} against Case 1 over {len(per)} microservices ({detail})",
+                   est, low, high, int(per["n"].min()), len(per))  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
