@@ -199,7 +199,7 @@ def test_a_finding_flips_with_its_data_and_so_does_its_text(tmp_path):
         doc = Document(tmp_path / name / "stats", PUBLISHED, "test", "pairs")
         texts.append(" ".join(str(b.content) for b in section.blocks(doc)))
     assert "1 reproduced" in texts[0] and "1 not reproduced" in texts[1]
-    assert "run config/paper001.yaml" in texts[0]
+    assert "run <code>config/paper001.yaml</code>" in texts[0]
     assert "−41.0 %" in texts[0]  # the paper's figure beside ours
 
 
@@ -242,7 +242,7 @@ def test_a_missing_host_or_pair_is_not_run_and_the_report_still_builds(tmp_path)
     )
     write(card.reset_index(), d / "findings.tsv")
     text = " ".join(str(b.content) for b in section.blocks(Document(d, PUBLISHED, "test", "pairs")))
-    assert "3 not run in this config" in text and "run config/paper004-two-hosts.yaml" in text
+    assert "3 not run in this config" in text and "run <code>config/paper004-two-hosts.yaml</code>" in text
 
 
 def test_each_claim_holds_for_the_papers_own_cells():

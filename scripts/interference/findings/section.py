@@ -54,15 +54,17 @@ def ours(r) -> str:
     return value(r["ours"], r["quantity"]) + ci
 
 
-def why(r) -> str:
-    parts = [r["reason"]]
-    if r["what"]:
-        parts.insert(0, r["what"])
-    if r["evidence"]:
-        parts.append("our data: " + r["evidence"])
+def why(r) -> tuple[str, str]:
+    """The Why cell (HTML): what was measured and the verdict's reason; the evidence from our
+    data folded under it; the config that runs a finding not run here."""
+    parts = [esc(p) for p in (r["what"], r["reason"]) if p]
     if r["verdict"] == v.NOT_RUN and r["config"]:
-        parts.append(f"run {r['config']}")
-    return "; ".join(p for p in parts if p)
+        parts.append(f"run <code>{esc(r['config'])}</code>")
+    text = "; ".join(parts)
+    if r["evidence"]:
+        items = "".join(f"<li>{esc(e)}</li>" for e in r["evidence"].split("; "))
+        text += f"<details><summary>our data</summary><ul>{items}</ul></details>"
+    return ("html", text)
 
 
 def counts(df: pd.DataFrame) -> pd.DataFrame:
@@ -124,8 +126,7 @@ def blocks(doc) -> list[Block]:
         out.append(md("**Direction of the interference ratios.** " + " ".join(sentences)))
     rows = [
         [
-            r["id"],
-            r["paper"] + ", " + r["source"],
+            ("html", f'{esc(r["id"])}<br><span class="muted">{esc(r["source"])}</span>'),
             r["claim"],
             expected(r),
             value(r["published"], r["quantity"]) if is_num(r["published"]) else "–",
@@ -139,8 +140,7 @@ def blocks(doc) -> list[Block]:
     out.append(
         doc.table(
             [
-                "#",
-                "Paper, where",
+                "Finding",
                 "Claim (our words)",
                 "Claim's range",
                 "Published",
@@ -151,9 +151,10 @@ def blocks(doc) -> list[Block]:
             rows,
             "Every published finding of the five papers, scored on this run. Published: the paper's figure "
             "for the same quantity (stated in its text, or the mean of its tables' cells); – where it gives none.",
-            numeric_from=3,
-            text_cols=(2, 7),
-            cell_class=lambda i, j: classes[i] if j == 6 else "",
+            numeric_from=2,
+            text_cols=(1, 6),
+            cell_class=lambda i, j: classes[i] if j == 5 else "",
+            table_class="rpt-table rpt-findings",
         )
     )
     return out
