@@ -17,8 +17,9 @@ rule statistics:
         "results/logs/stats/{study}/{table}.log",
     conda:
         "../envs/stats.yaml"
-    # Bootstraps and Tukey families run in parallel; results do not depend on the thread count.
-    threads: 2
+    # Bootstraps and Tukey families run in parallel where a table declares threads (Table.threads);
+    # results do not depend on the thread count.
+    threads: table_threads
     params:
         inputs=lambda wildcards, input: " ".join(
             f"--input {name}={path}"

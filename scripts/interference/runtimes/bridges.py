@@ -108,12 +108,6 @@ class Bridges:
         self._file(network).unlink()
 
 
-def bridges_left() -> list[str]:
-    """Every bridge a run of ours made that still exists (for the tests)."""
-    out = _ip("-o", "link", "show", "type", "bridge", check=False).stdout
-    return [line.split(":")[1].strip().split("@")[0] for line in out.splitlines() if ": itf" in line]
-
-
 class BridgedNetworks:
     """The network methods of a runtime whose private networks are these bridges (LXC, VM): its
     `bridges` attribute; removing a run's things removes its networks after its members. For

@@ -95,17 +95,17 @@ def _missing(ctx, args: dict) -> Skip:
             lacks.append(f"Case {c}")
     if "host" in args and (have.empty or args["host"] not in set(have["host"])):
         lacks.append(f"host {args['host']}")
-    if args.get("effect") == "partner":
+    if args.get("effect") == "partner" and (have.empty or UNLIMITED not in set(have["case"])):
         lacks.append("Case 1u (the unlimited baseline)")
     if lacks:
         return Skip(NOT_RUN, f"these results have no {', '.join(dict.fromkeys(lacks))}")
-    pairs = " or ".join(
-        f"{t}+{p}" for t in args.get("targets", ["any"]) for p in args.get("partners", ["any"])
-    )
     cases = ", ".join(args.get("cases", CONCURRENT_CASES))
-    return Skip(
-        NOT_RUN, f"these results have no pair {pairs} in Case {cases} (the config's pairs leave it out)"
-    )
+    if "targets" in args or "partners" in args:
+        pairs = [f"{t}+{p}" for t in args.get("targets", ["any"]) for p in args.get("partners", ["any"])]
+        what = "pair " + " or ".join(pairs)
+    else:
+        what = {"same": "same-kind pair", "mixed": "pair of different kinds"}.get(args.get("pairing"), "pair")
+    return Skip(NOT_RUN, f"these results have no {what} in Case {cases} (the config's pairs leave it out)")
 
 
 def _n(t: pd.DataFrame) -> int:
@@ -204,13 +204,11 @@ def direction_agreement(ctx, args: dict):
     j = p[KEY + ["paper_ir"]].merge(ours, on=KEY)
     j = j[np.minimum(j["n"], j["baseline_n"]) >= MIN_SAMPLES]
     if j.empty:
-        return (
-            _missing(ctx, {"effect": args.get("effect")})
-            if args.get("effect")
-            else Skip(
-                NOT_RUN,
-                f"no cell with {MIN_SAMPLES} samples matches one of paper {args['paper']}'s of at least 5 %",
-            )
+        if args.get("effect") == "partner" and ours.empty:
+            return _missing(ctx, {"effect": "partner"})
+        return Skip(
+            NOT_RUN,
+            f"no cell with {MIN_SAMPLES} samples matches one of paper {args['paper']}'s of at least 5 %",
         )
     agree = (np.sign(j["paper_ir"]) == np.sign(j["ir"])) & (j["ir"].abs() >= 0.02)
     est, low, high = share_ci(int(agree.sum()), len(j))

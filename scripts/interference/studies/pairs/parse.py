@@ -8,7 +8,6 @@ naming the file: never a silent number, never a crash of the whole parse."""
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -38,10 +37,6 @@ COLUMNS = [
     "own_cpu_cores",
 ]
 log = logging.getLogger("parse")
-
-
-def parse_run(meta_path: Path) -> pd.DataFrame:
-    return parse(json.loads(meta_path.read_text()), meta_path.parent)
 
 
 def parse(meta: dict, raw_dir: Path) -> pd.DataFrame:

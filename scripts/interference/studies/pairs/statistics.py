@@ -13,7 +13,6 @@ Each table is one job of the statistics rule (python -m interference.statistics 
 from __future__ import annotations
 
 import logging
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 

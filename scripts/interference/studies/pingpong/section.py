@@ -19,7 +19,7 @@ TOLERANCE = 0.10  # a published ratio "holds" within ±0.10
 HEADROOM = 0.9  # a service below 0.9 of its one thread's core was waiting, not computing
 
 
-def bytes_h(m) -> str:
+def message_size(m) -> str:
     """A message size in decimal units, as the paper writes them (10 B, 100 kB, 1 MB)."""
     m = int(m)
     for unit, scale in (("MB", 10**6), ("kB", 10**3)):
@@ -55,7 +55,7 @@ class PingPong:
 
     def method(self) -> list[Block]:
         c = self.cfg
-        sizes = ", ".join(bytes_h(m) for m in c.get("message_sizes", []))
+        sizes = ", ".join(message_size(m) for m in c.get("message_sizes", []))
         return [
             md(
                 "Paper 003's experiments: ApacheBench requests *ping*, which relays each request to *pong*, "
@@ -165,7 +165,7 @@ class PingPong:
         sizes = sorted({m for g in series.values() for m in g["message_bytes"]})
         cells = []
         for m in sizes:
-            line = [bytes_h(m)]
+            line = [message_size(m)]
             for k in keys:
                 r = series[k][series[k]["message_bytes"] == m]
                 line.append(f"{num(r['mean'].iloc[0], 0)} ± {num(r['sd'].iloc[0], 0)}" if len(r) else "–")
@@ -202,7 +202,7 @@ class PingPong:
             cells.append([*line, f"{num(pub[0], 2)} / {num(pub[1], 2)}" if pub else "–"])
         return [
             self.doc.table(
-                ["Ratio (runtime)", *(bytes_h(m) for m in sizes), "Paper"],
+                ["Ratio (runtime)", *(message_size(m) for m in sizes), "Paper"],
                 cells,
                 "Transfer rates relative to another layer at the same m, with 95 % bootstrap CIs "
                 "(results/stats/pingpong/relative.tsv); the paper's values as its text states them for small "
@@ -279,7 +279,9 @@ class PingPong:
             else self.rel
         )
         d = d[(d["message_bytes"] >= published.SMALL_LARGE_SPLIT) == large]
-        return [(f"{bytes_h(r.message_bytes)} ({r.runtime})", r.ratio) for r in d.itertuples(index=False)]
+        return [
+            (f"{message_size(r.message_bytes)} ({r.runtime})", r.ratio) for r in d.itertuples(index=False)
+        ]
 
     def _all(self, layer: str, base: str) -> list[float]:
         return [v for large in (False, True) for _, v in self._ratios(layer, base, large)]
@@ -292,7 +294,7 @@ class PingPong:
         d = d[(d["message_bytes"] >= published.SMALL_LARGE_SPLIT) == large]
         band = rule.Band(paper - TOLERANCE, paper + TOLERANCE)
         judged = [
-            (bytes_h(r.message_bytes), *rule.judge(rule.Measure("", r.ratio, r.ci_low, r.ci_high, int(r.n)), band,
+            (message_size(r.message_bytes), *rule.judge(rule.Measure("", r.ratio, r.ci_low, r.ci_high, int(r.n)), band,
                                                    lambda x: num(x, 2)))
             for r in d.itertuples(index=False)
         ]  # fmt: skip

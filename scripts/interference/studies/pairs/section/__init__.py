@@ -14,7 +14,7 @@ parts live in one module each.
   split         each Case 2/3a IR as the limit's effect (1u against 1) and the partner's
 
 No number of the report is typed in: the only constants are the thresholds of the verdicts
-(data.CV_FLAG, data.ALPHA, data.ETA_BANDS, published.NEGLIGIBLE_IR and SIMILAR_FACTOR), which
+(data.CV_FLAG, statistics.ALPHA, data.ETA_BANDS, published.NEGLIGIBLE_IR and SIMILAR_FACTOR), which
 the text states."""
 
 from __future__ import annotations

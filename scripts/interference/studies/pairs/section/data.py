@@ -38,7 +38,6 @@ RESOURCE_TITLE = {
 }
 # Verdict thresholds (stated in the report wherever they are used).
 CV_FLAG = 0.10  # a coefficient of variation above this is flagged
-ALPHA = 0.05  # significance level of the tests' verdicts
 ETA_BANDS = ((0.14, "large"), (0.06, "medium"), (0.01, "small"), (0.0, "negligible"))  # Cohen
 
 RUNS_NUMERIC = [

@@ -9,7 +9,8 @@ import pandas as pd
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, cap, esc, is_num, num, p_str, sci
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
-from interference.studies.pairs.section.data import ALPHA, CASE_NAME, ETA_BANDS, eta_band
+from interference.studies.pairs.section.data import CASE_NAME, ETA_BANDS, eta_band
+from interference.studies.pairs.statistics import ALPHA  # the tests' level: 1 - the CIs' confidence
 
 TERM_NAMES = {"case": "placement (case)", "partner": "the partner", "case:partner": "their interaction"}
 COMPARISONS = [("1", "2"), ("1", "3a"), ("1", "3b"), ("2", "3a"), ("2", "3b"), ("3a", "3b")]
