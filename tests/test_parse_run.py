@@ -1,13 +1,18 @@
-"""parse_run on a run folder made from real captured outputs: one tidy row per sample and
+"""The pair study's parse() on a run folder made from real captured outputs: one tidy row per sample and
 metric, failures as statuses with empty values, never a crash of the whole parse."""
 
 import json
 import shutil
 
 from conftest import REPO
-from interference.studies.pairs.parse import COLUMNS, parse_run
+from interference.studies.pairs.parse import COLUMNS, parse
 
 FIXTURES = REPO / "tests" / "fixtures"
+
+
+def parse_run(meta_path):
+    """One run's tidy rows from its meta.json and the raw files beside it."""
+    return parse(json.loads(meta_path.read_text()), meta_path.parent)
 
 
 def make_run(tmp_path, ms_id, outputs, statuses, case="3b", members=("B", "L")):
