@@ -244,3 +244,20 @@ def test_a_vm_on_ovs_computes_its_own_checksums(tmp_path):
     )  # fmt: skip
     assert nic("ovs").endswith(",csum=off,guest_csum=off") and "csum" not in nic("bridge")
     assert rt.capabilities.network_modes == {"bridge", "ovs"}  # no host network for a guest
+
+
+def test_each_adapter_declares_what_the_report_says_of_it():
+    """The report's words and order for a runtime come from its adapter, not from a study."""
+    from interference import runtimes
+
+    for name, adapter in runtimes.ADAPTERS.items():
+        assert adapter.description and adapter.entity in ("bare metal", "container", "nested", "vm"), name
+    assert runtimes.in_report_order(["vm", "docker", "host", "nested", "mine"]) == [
+        "host",
+        "docker",
+        "nested",
+        "vm",
+        "mine",
+    ]
+    assert runtimes.description("lxc").startswith("LXC") and runtimes.description("mine") == "mine"
+    assert runtimes.entity("nested (load)") == "" and runtimes.entity("podman") == "container"

@@ -32,6 +32,24 @@ def get(name: str, options: dict | None = None) -> ContainerRuntime:
     return ADAPTERS[name](**(options or {}))
 
 
+def description(name: str) -> str:
+    """What a runtime is, for the report (its adapter's `description`; the name if unknown)."""
+    adapter = ADAPTERS.get(name)
+    return adapter.description if adapter and adapter.description else name
+
+
+def entity(name: str) -> str:
+    """The kind of entity a runtime makes: "bare metal", "container", "nested" or "vm" ("" for a
+    name no adapter has)."""
+    adapter = ADAPTERS.get(name)
+    return adapter.entity if adapter else ""
+
+
+def in_report_order(names) -> list[str]:
+    """Runtime names as the report lists them (each adapter's `report_order`; unknown ones last)."""
+    return sorted(names, key=lambda n: (ADAPTERS[n].report_order if n in ADAPTERS else 999, n))
+
+
 __all__ = [
     "ADAPTERS",
     "CAPABILITY_WORDS",
@@ -39,5 +57,8 @@ __all__ = [
     "ContainerRuntime",
     "ContainerSpec",
     "RuntimeUnavailable",
+    "description",
+    "entity",
     "get",
+    "in_report_order",
 ]

@@ -30,6 +30,8 @@ HOW_TO_GET = (
 
 class ApptainerRuntime(LocalProcessRuntime):
     name = "apptainer"
+    description = "Apptainer (a SIF built from the Docker image)"
+    report_order = 60
     capabilities = Capabilities(
         networks=False,
         volumes=True,

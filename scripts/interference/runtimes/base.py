@@ -98,6 +98,11 @@ class ContainerSpec:
 class ContainerRuntime(abc.ABC):
     name: str
     capabilities: Capabilities
+    # For the report: what it is, in a few words; what kind of entity it makes ("bare metal",
+    # "container", "nested" or "vm"); and its place when runtimes are listed (bare metal first).
+    description: str = ""
+    entity: str = "container"
+    report_order: int = 50
     # JSON schema of runtime_options.<name> in a config (defaults declared); none by default.
     options_schema: dict = {"type": "object", "additionalProperties": False, "properties": {}}
     # Files of the repository a converting runtime builds from besides the image it converts

@@ -16,6 +16,8 @@ HOW_TO_START = (
 
 class DockerRuntime(OciCliRuntime):
     name = "docker"
+    description = "Docker"
+    report_order = 10
     host_packages = (DOCKER,)
     binary = "docker"
     engine_name = "Docker"

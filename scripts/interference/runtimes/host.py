@@ -32,6 +32,9 @@ PATH_IN_ROOTFS = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "host"
+    description = "bare metal: the same binaries in a chroot with cgroups, no container namespaces"
+    entity = "bare metal"
+    report_order = 0
     host_packages = (HostPackage("util-linux", "unshare", "a private mount namespace per command"),)
     capabilities = Capabilities(
         networks=False,

@@ -52,6 +52,8 @@ def cgroup_keys(spec: ContainerSpec, version: int) -> list[tuple[str, str]]:
 
 class LxcRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "lxc"
+    description = "LXC (lxc-execute, the image's exported root file system under an overlay)"
+    report_order = 30
     host_packages = (HostPackage("lxc", "lxc-execute", "LXC's tools"), IPROUTE, IPTABLES)
     capabilities = Capabilities(
         networks=True,

@@ -53,6 +53,9 @@ def parent_flags() -> list[str]:
 
 class NestedRuntime(OciCliRuntime):
     name = "nested"
+    description = "Docker in a Docker parent container (one parent per run)"
+    entity = "nested"
+    report_order = 40
     binary = "docker"
     engine_name = "Docker (inside the parent container)"
     capabilities = Capabilities(

@@ -23,6 +23,8 @@ HOW_TO_GET = "Install it with `apt-get install podman` (scripts/ensure-engine.sh
 
 class PodmanRuntime(OciCliRuntime):
     name = "podman"
+    description = "Podman"
+    report_order = 20
     host_packages = (HostPackage("podman", "podman", "the Podman CLI"),)
     binary = "podman"
     engine_name = "Podman"

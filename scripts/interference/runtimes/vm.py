@@ -101,6 +101,9 @@ def newest(pattern: str) -> str | None:
 
 class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "vm"
+    description = "a QEMU virtual machine per container (under TCG where KVM cannot boot a stock kernel)"
+    entity = "vm"
+    report_order = 50
     host_packages = (
         HostPackage("qemu-system-x86", "qemu-system-x86_64", "QEMU"),
         # The guest boots the host distribution's kernel (with its modules) directly.

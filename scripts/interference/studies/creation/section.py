@@ -4,13 +4,12 @@ and generated verdicts on the paper's findings."""
 
 from __future__ import annotations
 
+from interference import runtimes
 from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures.scaling import Series, scaling_figure
 from interference.report.format import esc, is_num, num
 from interference.studies.creation.published import LOAD_VS_PRELOADED_S, NESTED_OVER_REGULAR, SOURCE
-
-REGULAR = ("docker", "podman", "lxc")
 
 
 class Creation:
@@ -132,7 +131,10 @@ class Creation:
         one = e[(e["entities"] == e["entities"].min()) & (e["children"] == 1)]
         means = {self.label(r): r["mean"] for _, r in one.iterrows()}
         lines = []
-        regular = next((r for r in REGULAR if r in means), None)
+        # The first runtime (in report order) whose entities are plain containers.
+        regular = next(
+            (r for r in runtimes.in_report_order(means) if runtimes.entity(r) == "container"), None
+        )
         nested = means.get("nested (load)")
         if regular and nested:
             ratio = nested / means[regular]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from interference import runtimes
 from interference.findings import verdict as rule
 from interference.report import environment
 from interference.report.blocks import Block, md
@@ -20,7 +21,6 @@ MODE_NAMES = {"host": "host network", "bridge": "Linux bridge + NAT", "ovs": "Op
 ENTITY_NAMES = {"host": "host", "vm": "VM", "nested": "child", "container": "container"}
 CLOSE = 0.10  # "≈": within ±10 %
 HALF = (0.35, 0.65)  # "about half"
-RUNTIME_ORDER = ("host", "docker", "podman", "lxc", "nested", "vm")
 
 
 def mode_name(mode: str) -> str:
@@ -71,8 +71,8 @@ class Network:
         self.doc = doc
         self.cfg = doc.study_config("network")
         rel = doc.stats.table("network", "relative", numeric="auto")
-        if not rel.empty:  # bare metal first, then the runtimes as the README lists them
-            rank = {rt: i for i, rt in enumerate(RUNTIME_ORDER)}
+        if not rel.empty:  # bare metal first, then the runtimes in their adapters' report order
+            rank = {rt: i for i, rt in enumerate(runtimes.in_report_order(set(rel["runtime"])))}
             rel = rel.sort_values(
                 ["runtime", "direction", "mode"],
                 key=lambda c: c.map(rank).fillna(99) if c.name == "runtime" else c,

@@ -4,20 +4,11 @@ figure of the relative performance per microservice and metric (results/stats/pa
 
 from __future__ import annotations
 
+from interference import runtimes
 from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
 from interference.report.figures.runtimes import Relative, runtimes_figure
 from interference.report.format import and_list, esc, is_num, num, plural
-
-ABOUT = {
-    "host": "bare metal: the same binaries in a chroot with cgroups, no container namespaces",
-    "docker": "Docker",
-    "podman": "Podman",
-    "lxc": "LXC (lxc-execute, the image's exported root file system under an overlay)",
-    "nested": "Docker in a Docker parent container (one parent per run)",
-    "vm": "a QEMU virtual machine per container (under TCG where KVM cannot boot a stock kernel)",
-    "apptainer": "Apptainer (a SIF built from the Docker image)",
-}
 
 
 class Runtimes:
@@ -95,7 +86,9 @@ class Runtimes:
             return [
                 md(f"This run used one runtime ({esc(only)}), so there is no comparison between runtimes.")
             ]
-        about = and_list(f"{r} ({ABOUT[r]})" if r in ABOUT else r for r in names)
+        about = and_list(
+            f"{r} ({runtimes.description(r)})" if runtimes.description(r) != r else r for r in names
+        )
         blocks = [
             md(
                 f"The study ran on {plural(len(names), 'runtime')}: {about}. Each runtime's Case 1 baseline "
