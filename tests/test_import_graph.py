@@ -4,10 +4,10 @@ functions and under TYPE_CHECKING): no circle, and no study kind importing anoth
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from conftest import REPO
+from interference import code_deps
 
 PACKAGE = REPO / "scripts" / "interference"
 
@@ -21,27 +21,10 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
 
 
-def imports(path: Path, known: dict[str, Path]) -> set[str]:
-    """The package's modules `path` imports: `from a.b import c` is a.b.c where c is a module,
-    else a.b."""
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [
-                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
-                for a in node.names
-            ]
-        else:
-            continue
-        out |= {n for n in names if n in known}
-    return out - {module_name(path)}
-
-
 def graph() -> dict[str, set[str]]:
-    known = modules()
-    return {name: imports(path, known) for name, path in known.items()}
+    """Module -> the package's modules it imports (code_deps reads the source, the workflow's
+    code inputs use the same reading)."""
+    return {name: {module_name(f) for f in code_deps.imported_by(path)} for name, path in modules().items()}
 
 
 def cycles(g: dict[str, set[str]]) -> list[list[str]]:
@@ -105,7 +88,7 @@ def test_no_study_imports_another():
 
 def test_each_steps_code_inputs_are_its_import_closure():
     """A rule's code inputs: what the step imports, transitively, and nothing unrelated."""
-    from interference import code_deps, studies
+    from interference import studies
 
     def names(study, step):
         return {str(p.relative_to(PACKAGE)) for p in studies.code_files(study, step)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jsonschema
@@ -94,13 +94,17 @@ class Context:
     study: str
     env: dict
     published_dir: Path
+    # Each table read once for all the study's findings; a check gets its own copy.
+    read: dict = field(default_factory=dict)
 
     @property
     def config(self) -> dict:
         return self.env.get("config", {}).get("studies", {}).get(self.study, {})
 
     def table(self, name: str) -> pd.DataFrame:
-        return self.stats.table(self.study, name)
+        if name not in self.read:
+            self.read[name] = self.stats.table(self.study, name)
+        return self.read[name].copy()
 
 
 def score_one(entry: dict, ctx: Context | None) -> dict:
@@ -147,10 +151,8 @@ def scorecard(
 ) -> pd.DataFrame:
     stats = StatsDir(stats_dir)
     env = stats.environment()
-    rows = []
-    for e in catalogue:
-        ctx = Context(stats, e["study"], env, Path(published_dir)) if e["study"] in study_names else None
-        rows.append(score_one(e, ctx))
+    contexts = {s: Context(stats, s, env, Path(published_dir)) for s in study_names}
+    rows = [score_one(e, contexts.get(e["study"])) for e in catalogue]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -7,6 +7,9 @@ baseline, a CPU-spinning control partner."""
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -48,16 +51,7 @@ def cells(ctx, args: dict) -> pd.DataFrame:
         s = _num(s, *(c for c in s if c.endswith(("_ir", "_ci_low", "_ci_high", "_n"))))
         extra = [c for c in s if c.startswith(("limit_", "partner_")) or c == "unlimited_n"]
         t = t.merge(s[[*CELL, *extra]], on=CELL, how="left")
-    t = t[t["case"].isin(args.get("cases", CONCURRENT_CASES))]
-    for key, column in (("targets", "target"), ("partners", "partner")):
-        if key in args:
-            t = t[t[column].isin(args[key])]
-    if args.get("pairing") == "mixed":
-        t = t[t["target"] != t["partner"]]
-    elif args.get("pairing") == "same":
-        t = t[t["target"] == t["partner"]]
-    if "host" in args:
-        t = t[t["host"] == args["host"]]
+    t = _select(t, args)
     if args.get("effect") == "partner":
         if "partner_ir" not in t or t["partner_ir"].isna().all():
             return t.iloc[:0]
@@ -65,6 +59,22 @@ def cells(ctx, args: dict) -> pd.DataFrame:
                      baseline_n=t.get("unlimited_n", t["baseline_n"]).where(t["case"].isin(UNLIMITED_CASES), t["baseline_n"]))  # fmt: skip
     t = t[t["ir"].notna()]
     return t if "metric" in args else _per_pair(t)
+
+
+def _select(df: pd.DataFrame, args: dict) -> pd.DataFrame:
+    """The rows of an IR table (ours or the paper's) a finding's args pick: cases, targets,
+    partners, pairing (mixed / same) and host."""
+    df = df[df["case"].isin(args.get("cases", CONCURRENT_CASES))]
+    for key, column in (("targets", "target"), ("partners", "partner")):
+        if key in args:
+            df = df[df[column].isin(args[key])]
+    if args.get("pairing") == "mixed":
+        df = df[df["target"] != df["partner"]]
+    elif args.get("pairing") == "same":
+        df = df[df["target"] == df["partner"]]
+    if "host" in args and "host" in df:
+        df = df[df["host"] == args["host"]]
+    return df
 
 
 def _per_pair(t: pd.DataFrame) -> pd.DataFrame:
@@ -116,21 +126,19 @@ def _label(r) -> str:
     return f"{r['target']} beside {r['partner']} (Case {r['case']}, {r['metric'].replace('_', ' ')})"
 
 
+@functools.cache
+def _papers_irs(published_dir: Path) -> pd.DataFrame:
+    """Every paper's IRs (printed, computed from its means, or stated), read once per folder."""
+    return published_ir(*(read_published(published_dir, n) for n in ("interference_ratios", "means")))
+
+
 def _published_mean(ctx, args: dict) -> tuple[float | None, str]:
     """The paper's own value of the same mean (its printed, computed or stated IRs)."""
     paper = args.get("paper")
     if not paper:
         return None, ""
-    p = published_ir(*(read_published(ctx.published_dir, n) for n in ("interference_ratios", "means")))
-    p = p[p["paper"] == paper]
-    p = p[p["case"].isin(args.get("cases", CONCURRENT_CASES))]
-    for key, column in (("targets", "target"), ("partners", "partner")):
-        if key in args:
-            p = p[p[column].isin(args[key])]
-    if args.get("pairing") == "mixed":
-        p = p[p["target"] != p["partner"]]
-    if "host" in args and "host" in p:
-        p = p[p["host"] == args["host"]]
+    p = _papers_irs(Path(ctx.published_dir))
+    p = _select(p[p["paper"] == paper], args)
     if p.empty:
         return None, ""
     # As ours: a target's metrics averaged per pairing and case first.
