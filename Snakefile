@@ -26,6 +26,7 @@ include: "workflow/rules/report.smk"
 # Under Slurm (profiles/slurm) image builds and runs are jobs on the config's host (a node);
 # the rest is quick and stays here.
 localrules:
+    parse_code_listing,
     parse_run,
     merge_samples,
     statistics,

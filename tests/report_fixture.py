@@ -21,14 +21,14 @@ import pandas as pd
 from interference import run_info
 from interference.statistics import write
 from interference.findings import scorecard
-from interference.studies.pairs import (
-    contention,
+from interference.studies.pairs import statistics
+from interference.studies.pairs.statistics import (
+    iteration_telemetry,
     drift,
     published,
     runtime_ratios,
-    significance,
-    split,
-    statistics,
+    hypothesis_tests,
+    limit_partner,
 )
 
 HOST = "fixturehost"
@@ -308,11 +308,11 @@ def make_fixture(
     tables = {
         "summary": statistics.summarize(samples),
         "interference": statistics.interference_ratios(samples, n_resamples=n_resamples),
-        "anova": significance.anova(samples),
-        "posthoc": significance.posthoc(samples),
+        "anova": hypothesis_tests.anova(samples),
+        "posthoc": hypothesis_tests.posthoc(samples),
         "runtimes": runtime_ratios.runtime_ratios(samples, n_resamples=n_resamples),
-        "contention": contention.contention(samples),
-        "split": split.split(samples),
+        "contention": iteration_telemetry.contention(samples),
+        "split": limit_partner.split(samples),
         # The baselines again an hour later, 3 % slower (higher is better) or 3 % longer.
         "drift": drift.drift(pd.concat([samples, end_of_study(samples)]), 1),
     }

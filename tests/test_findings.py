@@ -15,7 +15,8 @@ from interference.findings import section
 from interference.findings import verdict as v
 from interference.report.document import Document
 from interference.statistics import write
-from interference.studies.pairs import split, statistics
+from interference.studies.pairs import statistics
+from interference.studies.pairs.statistics import limit_partner
 from scipy import stats
 from statsmodels.stats.weightstats import DescrStatsW
 
@@ -157,7 +158,7 @@ def stats_dir(tmp_path, df: pd.DataFrame, config: dict | None = None):
     papers = df[df["case"] != "1u"]
     write(statistics.summarize(df), out / "pairs/summary.tsv")
     write(statistics.interference_ratios(papers), out / "pairs/interference.tsv")
-    write(split.split(df), out / "pairs/split.tsv")
+    write(limit_partner.split(df), out / "pairs/split.tsv")
     env = {"hosts": {"fixturehost": {"cores": 2}}, "config": {"studies": {"pairs": config or {}}}}
     (out / "environment.json").write_text(json.dumps(env))
     return out

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from interference.studies.pairs.host_comparison import host_anova, host_ratios
+from interference.studies.pairs.statistics.host_comparison import host_anova, host_ratios
 
 
 def samples(edge_cost_3a: float) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""A new study kind is one module: the tiny tests/studies/startup.py dropped into a copy of
+"""A new study kind is one folder: the tiny tests/studies/startup/ dropped into a copy of
 the pipeline runs end to end — runs, parse, statistics, report — with no other file edited."""
 
 import shutil
@@ -20,7 +20,7 @@ def test_a_dropped_in_study_runs_without_edits_elsewhere(tmp_path):
         if (REPO / rel).is_file():
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, copy / rel)
-    shutil.copy(REPO / "tests/studies/startup.py", copy / "scripts/interference/studies/startup.py")
+    shutil.copytree(REPO / "tests/studies/startup", copy / "scripts/interference/studies/startup")
     config = {"host": "testhost", "studies": {"startup": {"instances": [1, 2], "repetitions": 2}}}
     (copy / "new.yaml").write_text(yaml.safe_dump(config))
     r = subprocess.run(

@@ -1,6 +1,8 @@
 """Project hygiene that a reviewer would otherwise check by hand: the workflow lints clean,
 is formatted, the GitHub workflow is valid, and conda envs pin what requirements.txt pins."""
 
+import ast
+import importlib.metadata
 import re
 import subprocess
 import sys
@@ -67,3 +69,35 @@ def test_conda_envs_pin_the_same_versions(env):
         )
         checked += 1
     assert checked > 0
+
+
+def third_party_imports() -> set[str]:
+    """Top-level names of the modules scripts/interference imports that are neither ours nor
+    the standard library's."""
+    names = set()
+    for path in (REPO / "scripts" / "interference").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return {n for n in names if n not in sys.stdlib_module_names and n != "interference"}
+
+
+def test_one_environment_holds_every_import_of_the_steps():
+    """--sdm conda runs every rule on workflow/envs/pipeline.yaml: each third-party module the
+    package imports must come from a package it lists (import name -> distribution, as
+    installed here), or a step fails at its first import."""
+    envs = sorted((REPO / "workflow" / "envs").glob("*.yaml"))
+    assert [e.name for e in envs] == ["pipeline.yaml"]
+    listed = {re.split(r"=+", d)[0].lower() for d in yaml.safe_load(envs[0].read_text())["dependencies"]}
+    distributions = importlib.metadata.packages_distributions()
+    imports = third_party_imports()
+    assert {"pandas", "scipy", "statsmodels", "yaml", "matplotlib", "bs4"} <= imports
+    missing = {name for name in imports if not {d.lower() for d in distributions.get(name, [name])} & listed}
+    assert missing == set()
+    # Every rule names that environment.
+    rules = "".join(p.read_text() for p in (REPO / "workflow" / "rules").glob("*.smk"))
+    assert rules.count("conda:") == rules.count("\nrule ") and set(
+        re.findall(r'"\.\./envs/([^"]+)"', rules)
+    ) == {"pipeline.yaml"}

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from interference.studies.pairs import published
+from interference.studies.pairs.statistics import published
 from interference.studies.pairs.statistics import ir_value
 
 PUB = Path(__file__).resolve().parents[1] / "report" / "published"

@@ -14,9 +14,10 @@ from interference.report import environment
 from interference.report import format as fmt
 from interference.report.document import Document
 from interference.report.tables import table_html
-from interference.studies.pairs import published, runs
+from interference.studies.pairs import PUBLISHED_FILES, runs
 from interference.studies.pairs.section import PairsSection
 from interference.studies.pairs.section.data import eta_band
+from interference.studies.pairs.statistics import published
 from report_fixture import make_fixture
 
 PUBLISHED = REPO / "tests" / "fixtures" / "published"
@@ -239,7 +240,7 @@ def test_published_table_is_registered_with_its_inputs():
 
     table = studies.get("pairs").tables["published"]
     assert table.needs == ("summary", "interference")
-    assert set(table.files) == set(published.FILES)
+    assert set(table.files) == set(PUBLISHED_FILES)
 
 
 def test_published_ir_prefers_tables_then_means_then_text():

@@ -2,10 +2,10 @@
 
 import pandas as pd
 import pytest
-
 from interference import run_order, studies
 from interference.config import ConfigError, validate
-from interference.studies.pairs import drift
+from interference.report.environment import order_agreement
+from interference.studies.pairs.statistics import drift
 
 RUNS = [
     ("pairs", rt, f"case{c}/L", rep) for rt in ("docker", "podman") for c in ("1", "3a") for rep in (1, 2)
@@ -30,10 +30,10 @@ def test_agreement_of_executed_and_planned_order():
     rows = [dict(zip(("study", "runtime", "key", "repetition"), r), host="h", started=100.0 + planned[r])
             for r in RUNS]  # fmt: skip
     runs = pd.DataFrame(rows)
-    a = run_order.agreement(runs, {"shuffle": True, "seed": 3}, "h")
+    a = order_agreement(runs, {"shuffle": True, "seed": 3}, "h")
     assert a["n"] == len(RUNS) and abs(a["kendall_tau"] - 1) < 1e-12 and a["span_s"] == len(RUNS) - 1
     runs["started"] = 200.0 - runs["started"]  # executed backwards
-    assert run_order.agreement(runs, {"shuffle": True, "seed": 3}, "h")["kendall_tau"] < -0.999
+    assert order_agreement(runs, {"shuffle": True, "seed": 3}, "h")["kendall_tau"] < -0.999
 
 
 def test_run_order_is_config_with_defaults_and_checked():

@@ -13,12 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from interference import descriptive
+from interference.studies.pairs import statistics as st
+from interference.studies.pairs.statistics import hypothesis_tests as sig
 from scipy import stats
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
-
-from interference import descriptive
-from interference.studies.pairs import significance as sig
-from interference.studies.pairs import statistics as st
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -403,6 +402,7 @@ def test_tukey_finds_the_shifted_group():
 
 
 def test_tukey_matches_statsmodels_pairwise_tukeyhsd():
+    """scipy's tukey_hsd (what posthoc uses) gives statsmodels' numbers: the same test."""
     df = tukey_data(seed=9, n=7)
     df = df.drop(index=df.index[:3])  # unequal group sizes
     ph = sig.posthoc(df)
@@ -413,11 +413,6 @@ def test_tukey_matches_statsmodels_pairwise_tukeyhsd():
     np.testing.assert_allclose(mine["p_adj"], ref.pvalues, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(mine[["ci_low", "ci_high"]], ref.confint, rtol=1e-9)
     assert list(mine["reject"]) == list(ref.reject)
-
-
-def test_tukey_q_crit_is_scipy_ppf():
-    for k, df in [(2, 3), (4, 20), (4, 4000), (3, 1e6), (120, 50)]:
-        assert sig.tukey_q_crit(k, df) == pytest.approx(stats.studentized_range.ppf(0.95, k, df), rel=1e-9)
 
 
 def test_posthoc_degenerate_inputs():

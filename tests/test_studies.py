@@ -3,12 +3,16 @@ wildcard pattern, its tables and settings are well formed, and each runtime's ca
 decide what a study may run on."""
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-
 from interference import runtimes, studies
 from interference.config import validate
 from interference.runtimes import Capabilities
+
+REPO = Path(__file__).resolve().parent.parent
 
 PAIRS = {"studies": {"pairs": {"microservices": ["L", "S", "NS"], "cases": ["1", "2", "3b"]}}}
 
@@ -49,10 +53,27 @@ def test_settings_and_images_of_one_run():
 
 
 def test_tables_are_declared_with_their_inputs():
-    tables = studies.get("pairs").tables
-    assert {"summary", "interference", "anova", "posthoc", "runtimes"} <= set(tables)
-    for name, table in tables.items():
-        assert set(table.needs) <= {"samples"} | set(tables), name
+    assert {"summary", "interference", "anova", "posthoc", "runtimes"} <= set(studies.get("pairs").tables)
+    for study in studies.registry().values():
+        for name, table in study.tables.items():
+            assert set(table.needs) <= {"samples"} | set(study.tables), name
+            # Each names a function of a module in the study's folder, found when the step runs.
+            module, function = table.compute.split(":")
+            assert callable(getattr(study.step(module), function)), (study.name, name)
+
+
+def test_planning_imports_no_statistics_stack():
+    """The workflow's DAG needs the registry only: loading it (and the modules the Snakefile
+    imports) must not import pandas, scipy or statsmodels, which cost a second per dry run."""
+    code = (
+        "import sys; sys.path.insert(0, 'scripts');"
+        "from interference import estimate, host_setup, run_order, runtimes, slurm, studies, transfer;"
+        "from interference.config import validate; studies.registry();"
+        "heavy = sorted(m for m in ('pandas', 'scipy', 'statsmodels', 'numpy') if m in sys.modules);"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
 
 
 def test_what_the_pair_study_needs():

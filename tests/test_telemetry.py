@@ -100,7 +100,7 @@ def test_attach_gives_each_row_its_members_entity_and_the_host():
 
 
 def test_contention_relates_each_iteration_to_its_case1_mean():
-    from interference.studies.pairs.contention import contention
+    from interference.studies.pairs.statistics.iteration_telemetry import contention
 
     rows = []
     for case, partner, values, psi in (("1", "", [10.0, 12.0], 0.0), ("3a", "S", [5.5, 5.5], 0.4)):
@@ -120,6 +120,6 @@ def test_contention_relates_each_iteration_to_its_case1_mean():
 
 
 def test_no_telemetry_columns_give_an_empty_table():
-    from interference.studies.pairs.contention import COLUMNS, contention
+    from interference.studies.pairs.statistics.iteration_telemetry import COLUMNS, contention
 
     assert list(contention(pd.DataFrame({"value": [1.0], "status": ["ok"]})).columns) == COLUMNS

@@ -99,8 +99,9 @@ def iteration_times(path: Path = CONTAINERS_DIR / "iteration-times.yaml") -> dic
     return yaml.safe_load(path.read_text()) if path.exists() else {}
 
 
+@functools.cache
 def registry(containers_dir: Path = CONTAINERS_DIR) -> dict[str, Microservice]:
-    """All declared microservices by id."""
+    """All declared microservices by id (read once per process: the workflow asks once per job)."""
     found = {}
     for path in sorted(containers_dir.glob("*/microservice.yaml")):
         ms = _load(path)

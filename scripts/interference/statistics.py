@@ -34,10 +34,10 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="processes (results do not depend on it)")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
-    table = studies.get(a.study).tables[a.table]
+    study = studies.get(a.study)
     inputs = {name: Path(path) for name, path in (item.split("=", 1) for item in a.input)}
     t0 = time.perf_counter()
-    df = table.compute(inputs, max(1, a.jobs))
+    df = study.compute_table(a.table, inputs, max(1, a.jobs))
     write(df, a.out)
     log.info("%s/%s: %d rows in %.2f s -> %s", a.study, a.table, len(df), time.perf_counter() - t0, a.out)
     return 0

@@ -1,6 +1,7 @@
 # Shared helpers: the validated config, the run matrix of every study and the input functions.
 # Everything particular to a study comes from its module (scripts/interference/studies/),
 # everything particular to a runtime from its adapter (scripts/interference/runtimes/).
+import functools
 import json
 import os
 import re
@@ -20,6 +21,7 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
 shell.prefix(_prefix)
 
 from interference import (
+    code_deps,
     estimate,
     host_setup,
     run_order,
@@ -69,12 +71,29 @@ wildcard_constraints:
     image=r"base|[A-Z]+(\+[A-Z]+)*",
 
 
+def per_wildcards(fn):
+    """An input function computed once per job: snakemake asks several times, and the answer
+    depends on the wildcards alone (a dry run of 10,000 jobs stays within seconds)."""
+    answers = {}
+
+    @functools.wraps(fn)
+    def once(wildcards):
+        key = tuple(wildcards.items())
+        if key not in answers:
+            answers[key] = fn(wildcards)
+        return answers[key]
+
+    return once
+
+
+@functools.cache
 def study_runs(study):
     """(runtime, run key) of every run of one study in the config."""
     cfg = CONFIG["studies"][study]
     return [(rt, r) for rt in cfg["runtimes"] for r in STUDIES[study].runs_on(cfg, rt)]
 
 
+@per_wildcards
 def run_predecessors(wildcards):
     """A run its study measures after all others on its runtime waits for them. Ancient: a
     later rerun of one of them does not rerun it (it stays the end of the first session).
@@ -151,10 +170,9 @@ def run_priority(wildcards):
     return len(RUN_PLAN) - RUN_PLAN[run] if run in RUN_PLAN else 0
 
 
-def run_threads(wildcards):
-    """Every core of a local snakemake, so that no other job runs beside a measurement; under a
-    cluster executor (no --cores) one: the node is the job's alone (--exclusive)."""
-    return workflow.resource_settings.cores or 1
+# Every core of a local snakemake, so that no other job runs beside a measurement; under a
+# cluster executor (no --cores) one: the node is the job's alone (--exclusive).
+RUN_THREADS = workflow.resource_settings.cores or 1
 
 
 def run_metas(study):
@@ -181,6 +199,7 @@ def imported(pattern, study=None):
     ]
 
 
+@per_wildcards
 def parsed_runs(wildcards):
     """This host's runs of the study, and those imported from other hosts."""
     own = [
@@ -205,6 +224,7 @@ def all_images():
     return sorted(out)
 
 
+@per_wildcards
 def image_parent(wildcards):
     """What an image is made from: base from nothing; a microservice on base; a stack L+S on L;
     a runtime that converts another's images (bare metal) from that runtime's image."""
@@ -221,6 +241,7 @@ def image_parent(wildcards):
     ]
 
 
+@per_wildcards
 def image_build_inputs(wildcards):
     """The files an image is built from (absolute: the workdir may be elsewhere, -d)."""
     adapter = runtimes.ADAPTERS[wildcards.runtime]
@@ -238,11 +259,16 @@ def image_build_inputs(wildcards):
 
 
 def run_images(wildcards):
-    cfg = CONFIG["studies"][wildcards.study]
-    names = STUDIES[wildcards.study].run_images(cfg, wildcards.key)
-    return [image_json(wildcards.runtime, n) for n in names]
+    return _run_images(wildcards.runtime, wildcards.study, wildcards.key)
 
 
+@functools.cache  # the same for every repetition
+def _run_images(runtime, study, key):
+    names = STUDIES[study].run_images(CONFIG["studies"][study], key)
+    return [image_json(runtime, n) for n in names]
+
+
+@per_wildcards
 def run_settings(wildcards):
     """The run's slice of the config, as JSON: changing it reruns exactly the affected runs."""
     settings = studies.run_settings(
@@ -251,14 +277,30 @@ def run_settings(wildcards):
     return json.dumps({"host": wildcards.host, **settings}, sort_keys=True)
 
 
+# Each study's code inputs of a step, derived once per config (studies.code_files).
+STEP_CODE = {
+    (s, step): [str(p) for p in studies.code_files(s, step)]
+    for s in STUDIES
+    for step in ("parse", "statistics", "runs", "findings", "report")
+}
+
+
+def code_deps_closure(step_module):
+    """A step's own module under scripts/interference and what it imports."""
+    return [
+        str(p) for p in code_deps.closure([Path(SCRIPTS, "interference", step_module)])
+    ]
+
+
 def parse_code(wildcards):
-    return [str(p) for p in studies.code_files(wildcards.study, "parse")]
+    return STEP_CODE[wildcards.study, "parse"]
 
 
 def statistics_code(wildcards):
-    return [str(p) for p in studies.code_files(wildcards.study, "statistics")]
+    return STEP_CODE[wildcards.study, "statistics"]
 
 
+@per_wildcards
 def table_inputs(wildcards):
     """A statistics table's inputs: the study's samples, the tables it needs, its data files."""
     table = STUDIES[wildcards.study].tables[wildcards.table]

@@ -15,7 +15,7 @@ rule build_image:
     # Every image before any run: the runs then follow run_order without waiting on a build.
     priority: len(RUN_PLAN) + 1
     conda:
-        "../envs/runner.yaml"
+        "../envs/pipeline.yaml"
     resources:
         measurement=1,
         # Under Slurm: built on the node whose runs use it (one working folder per host).

@@ -31,15 +31,13 @@ rule run_table:
         + imported(RUN_META, wildcards.study),
         step=RUN_INFO_CODE,
         # The study's run_row() (its columns of runs.tsv).
-        code=lambda wildcards: [
-            str(p) for p in studies.code_files(wildcards.study, "runs")
-        ],
+        code=lambda wildcards: STEP_CODE[wildcards.study, "runs"],
     output:
         runs="results/stats/{study}/runs.tsv",
     log:
         "results/logs/run_info/{study}.log",
     conda:
-        "../envs/report.yaml"
+        "../envs/pipeline.yaml"
     shell:
         "python -m interference.run_info --metas {input.metas:q} --runs {output.runs} > {log} 2>&1"
 
@@ -58,7 +56,7 @@ rule environment:
     log:
         "results/logs/run_info/environment.log",
     conda:
-        "../envs/report.yaml"
+        "../envs/pipeline.yaml"
     params:
         # The validated config itself: a change of any key reruns this rule (and the report).
         config=json.dumps(CONFIG, sort_keys=True),
@@ -75,7 +73,7 @@ rule report:
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         environment="results/stats/environment.json",
         findings="results/stats/findings.tsv",
-        sections=[str(p) for s in STUDIES for p in studies.code_files(s, "report")],
+        sections=[p for s in STUDIES for p in STEP_CODE[s, "report"]],
         qmd=REPORT_QMD,
         published=PUBLISHED,
         files=REPORT_FILES,
@@ -85,7 +83,7 @@ rule report:
     log:
         "results/logs/report.log",
     conda:
-        "../envs/report.yaml"
+        "../envs/pipeline.yaml"
     params:
         studies=list(STUDIES),
         published_dir=lambda wildcards, input: os.path.dirname(input.published[0]),
@@ -119,7 +117,7 @@ rule findings:
     log:
         "results/logs/stats/findings.log",
     conda:
-        "../envs/stats.yaml"
+        "../envs/pipeline.yaml"
     params:
         studies=list(STUDIES),
         published_dir=lambda wildcards, input: os.path.dirname(input.published[0]),

@@ -19,13 +19,13 @@ rule run:
     # Runs start in the config's run_order (seeded random by default).
     priority: run_priority
     conda:
-        "../envs/runner.yaml"
+        "../envs/pipeline.yaml"
     # Every core snakemake was given: no parse or statistics job runs beside a measurement.
-    threads: run_threads
+    threads: RUN_THREADS
     resources:
         measurement=1,
         # Under Slurm: the node its host names, alone (ignored when run locally).
-        slurm_extra=lambda wildcards: f"--nodelist={wildcards.host} --exclusive",
+        slurm_extra=f"--nodelist={HOST} --exclusive",
     params:
         settings=run_settings,
     shell:

@@ -16,7 +16,7 @@ rule statistics:
     log:
         "results/logs/stats/{study}/{table}.log",
     conda:
-        "../envs/stats.yaml"
+        "../envs/pipeline.yaml"
     # Bootstraps and Tukey families run in parallel where a table declares threads (Table.threads);
     # results do not depend on the thread count.
     threads: table_threads

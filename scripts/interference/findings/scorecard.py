@@ -77,7 +77,7 @@ def load_catalogue(path: Path) -> list[dict]:
             raise CatalogueError(
                 f"{where}: unknown study {e['study']!r}; known: {', '.join(sorted(studies.registry()))}"
             )
-        checks = studies.get(e["study"]).findings
+        checks = studies.get(e["study"]).checks()
         if e["check"] not in checks:
             raise CatalogueError(
                 f"{where}: the {e['study']} study has no check {e['check']!r}; it has: {', '.join(sorted(checks))}"
@@ -109,7 +109,7 @@ class Context:
 
 def score_one(entry: dict, ctx: Context | None) -> dict:
     band = Band.of(entry["expect"])
-    check = studies.get(entry["study"]).findings[entry["check"]]
+    check = studies.get(entry["study"]).checks()[entry["check"]]
     row = {
         **{k: entry[k] for k in ("id", "paper", "source", "claim", "study", "check")},
         "quantity": getattr(check, "quantity", "ir"),

@@ -4,10 +4,31 @@ Its blocks take the report's Document (report/document.py, which imports this mo
 from __future__ import annotations
 
 import pandas as pd
+from scipy import stats
 
 from interference import run_order
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, bytes_h, esc, plural
+
+
+def order_agreement(runs: pd.DataFrame, order: dict, host: str) -> dict:
+    """How the runs of `host` in runs.tsv rows (study, runtime, key, repetition, started) were
+    executed against the plan of the config `order` ({shuffle, seed}); `last` are the rows whose
+    study put them after the others (column `after_all`, when present)."""
+    r = runs[(runs["host"] == host) & runs["started"].notna()].copy()
+    if r.empty:
+        return {"n": 0}
+    ids = list(zip(r["study"], r["runtime"], r["key"], r["repetition"].astype(int)))
+    last_mask = (
+        r["after_all"].fillna(False).astype(bool) if "after_all" in r else pd.Series(False, index=r.index)
+    )
+    positions = run_order.plan(
+        [i for i, m in zip(ids, last_mask) if not m], [i for i, m in zip(ids, last_mask) if m], **order
+    )
+    r["planned"] = [positions[i] for i in ids]
+    r["executed"] = r["started"].rank(method="first").astype(int) - 1
+    tau = stats.kendalltau(r["planned"], r["executed"]).statistic if len(r) > 1 else 1.0
+    return {"n": len(r), "kendall_tau": float(tau), "span_s": float(r["started"].max() - r["started"].min())}
 
 
 def host_line(env: dict) -> str:
@@ -123,7 +144,7 @@ def order_block(doc) -> list[Block]:
     )
     per_host = []
     for host in sorted(runs["host"].unique()):
-        a = run_order.agreement(runs, order, host)
+        a = order_agreement(runs, order, host)
         if a["n"]:
             per_host.append(
                 f"{esc(host)}: {plural(a['n'], 'run')} over {a['span_s'] / 60:.0f} min, Kendall's τ = "

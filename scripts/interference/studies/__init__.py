@@ -1,5 +1,5 @@
-"""The study registry: every module or package in this folder that defines a Study subclass
-with a `name`. A new study kind is one file (or folder) here; nothing else changes."""
+"""The study registry: every folder here whose __init__.py defines a Study subclass with a
+`name`. A new study kind is one folder here (its rooms: studies/base.py); nothing else changes."""
 
 from __future__ import annotations
 
@@ -52,16 +52,10 @@ def run_settings(cfg: dict, study: str, runtime: str, key: str, rep: int) -> dic
 
 
 def code_files(name: str, step: str) -> list[Path]:
-    """The study's source files of one step: the files it declares for the step (else its whole
-    module or package) and every module of the package they import (code_deps.closure), so that
-    a change to any of them reruns that step's jobs."""
-    declared = get(name).code(step)
-    if declared is None:
-        path = Path(inspect.getfile(type(get(name))))
-        declared = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
-        section = get(name).report_section
-        declared = declared + [section] if step == "report" and section else declared
-    return code_deps.closure(declared)
+    """The source files of one study's step: its entry files (Study.code) and every module of the
+    package they import (code_deps.closure), so that a change to any of them reruns that step's
+    jobs and a change to any other does not."""
+    return code_deps.closure(get(name).code(step))
 
 
 __all__ = ["RunKey", "Study", "StudyConfigError", "Table", "code_files", "get", "registry", "run_settings"]

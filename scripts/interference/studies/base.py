@@ -1,21 +1,35 @@
-"""What a study kind declares. One module (or package) under studies/ per kind; the registry
+"""What a study kind declares. One folder under studies/ per kind; the registry
 (studies/__init__.py) finds it by its `name`, and the workflow, the generic runner
 (interference.runner), the parser step (interference.parse), the statistics step
-(interference.statistics) and the report ask it for everything that is particular to it."""
+(interference.statistics) and the report ask it for everything that is particular to it.
+
+A study's folder has the same rooms in every kind:
+  __init__.py   the Study subclass: config schema, runs, settings, images, tables (planning)
+  execute.py    execute(run) -> meta.json fields       (the run step, interference.runner)
+  parse.py      parse(meta, raw_dir) -> samples          (the parse step)
+  <module>.py   the functions its tables name            (the statistics step)
+  findings.py   CHECKS: its checks of the papers' findings (the findings step)
+  runs.py       run_row(meta): its columns of runs.tsv   (optional)
+  section.qmd   its report section (+ section.py or section/)
+Planning (the workflow's DAG) imports only __init__.py; each step imports its own module when
+it runs, so that a dry run does not load the statistics stack."""
 
 from __future__ import annotations
 
 import abc
+import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar
-
-import pandas as pd
 
 from interference.host_package import HostPackage
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from interference.run_context import RunContext
 
 
@@ -27,11 +41,12 @@ class StudyConfigError(ValueError):
 class Table:
     """One statistics output, results/stats/<study>/<name>.tsv.
 
-    compute(inputs, jobs) gets a dict of paths: "samples" (the study's tidy samples) and each
-    other table named in `needs`, which it reads itself; `files` are further inputs (e.g.
-    published data) whose change reruns it."""
+    `compute` names the function, "module:function" in the study's folder (imported only by the
+    statistics step). It gets (inputs, jobs): a dict of paths, "samples" (the study's tidy
+    samples) and each other table named in `needs`, which it reads itself; `files` are further
+    inputs (e.g. published data) whose change reruns it. It returns a DataFrame."""
 
-    compute: Callable[[dict[str, Path], int], pd.DataFrame]
+    compute: str
     needs: tuple[str, ...] = ("samples",)
     files: tuple[Path, ...] = ()
     # Processes it can use (its results do not depend on the count).
@@ -58,9 +73,6 @@ class Study(abc.ABC):
     tables: ClassVar[dict[str, Table]] = {}
     # The report section (a .qmd fragment); None: the generic section (summary table).
     report_section: ClassVar[Path | None] = None
-    # Its checks of the papers' findings by name (report/published/findings.yaml names them):
-    # check(ctx, args) -> findings.verdict.Measure or Skip; see findings/scorecard.py.
-    findings: ClassVar[dict[str, Callable]] = {}
 
     def config_schema(self) -> dict:
         """The schema of studies.<name>; a study whose schema depends on declarations overrides it."""
@@ -112,25 +124,52 @@ class Study(abc.ABC):
     def settings(self, cfg: dict, key: str) -> dict:
         """The run's slice of the config: a change reruns exactly the runs it touches."""
 
-    @abc.abstractmethod
-    def execute(self, run: RunContext) -> dict:
-        """Do one run on run.runtime, writing raw files into run.outdir; return meta.json fields."""
-
-    @abc.abstractmethod
-    def parse(self, meta: dict, raw_dir: Path) -> pd.DataFrame:
-        """One run's raw files -> tidy rows (a status column says what went wrong, never a crash)."""
-
     def expected_seconds(self, settings: dict) -> float | None:
         """The study's model of a run's wall time (the time estimate where this host has not
         measured the same run before); None: no model, the estimate says so."""
         return None
 
-    def code(self, step: str) -> list[Path] | None:
-        """The source files of one step ("parse", "statistics", "runs" (run_row), "report",
-        "findings") whose change reruns it;
-        None: the study's whole module or package."""
-        return None
+    # Its rooms (see the module docstring): each step imports its own module when it runs.
+    @property
+    def folder(self) -> Path:
+        return Path(inspect.getfile(type(self))).parent
+
+    def step(self, module: str) -> ModuleType:
+        """The study's module `module` (execute, parse, findings, ...), imported now."""
+        return importlib.import_module(f"{type(self).__module__}.{module}")
+
+    def execute(self, run: RunContext) -> dict:
+        """Do one run on run.runtime, writing raw files into run.outdir; return meta.json fields."""
+        return self.step("execute").execute(run)
+
+    def parse(self, meta: dict, raw_dir: Path) -> pd.DataFrame:
+        """One run's raw files -> tidy rows (a status column says what went wrong, never a crash)."""
+        return self.step("parse").parse(meta, raw_dir)
+
+    def compute_table(self, name: str, inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
+        module, function = self.tables[name].compute.split(":")
+        return getattr(self.step(module), function)(inputs, jobs)
+
+    def checks(self) -> dict[str, Callable]:
+        """Its checks of the papers' findings by name (report/published/findings.yaml names
+        them): check(ctx, args) -> findings.verdict.Measure or Skip; see findings/scorecard.py."""
+        return self.step("findings").CHECKS if (self.folder / "findings.py").is_file() else {}
 
     def run_row(self, meta: dict) -> dict:
         """The study's columns of runs.tsv for one run (besides the generic ones)."""
-        return {}
+        return self.step("runs").run_row(meta) if (self.folder / "runs.py").is_file() else {}
+
+    def code(self, step: str) -> list[Path]:
+        """The entry files of one step ("parse", "statistics", "runs", "findings", "report"): with
+        every module they import (studies.code_files) they are the step's code inputs, whose
+        change reruns its jobs."""
+        here = self.folder
+        if step == "statistics":
+            modules = {t.compute.split(":")[0] for t in self.tables.values()}
+            return sorted(here.joinpath(*m.split(".")).with_suffix(".py") for m in modules)
+        if step == "report":
+            section = [here / "section.py"] if (here / "section.py").is_file() else []
+            section += sorted((here / "section").rglob("*.py"))
+            return ([self.report_section] if self.report_section else []) + section
+        entry = here / f"{step}.py"
+        return [entry] if entry.is_file() else []

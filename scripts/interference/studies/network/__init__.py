@@ -16,33 +16,18 @@ values in published.py, the report section in section.qmd."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-import pandas as pd
-
-from interference import parsers, runtimes
+from interference import runtimes
 from interference.host_package import HostPackage
-from interference.loop import (
-    RELEASED_BY_FILE,
-    RESULTS_IN_CONTAINER,
-    loop_command,
-    read_iterations,
-    read_limits,
-    write_start_file,
-)
-from interference.microservices import registry
-from interference.runtimes import ContainerSpec, ovs
+from interference.runtimes import ovs
 from interference.runtimes.base import NETWORK_MODES
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.network import findings, host_side, statistics
 
 HERE = Path(__file__).parent
 MICROSERVICES = ("NS", "NR")  # iperf3 stream (TCP_STREAM), sockperf ping-pong (TCP_RR)
 DIRECTIONS = ("to-host", "from-host")
 NESTED_MODES = tuple(f"{p}+{c}" for p in NETWORK_MODES for c in ("host", "bridge"))
-SERVER_FILE = "server_host"  # the client entity reads the server's address from it
-WAIT_MARGIN_S = 60.0
 
 
 def modes_of(runtime: str) -> frozenset[str]:
@@ -108,10 +93,9 @@ class NetworkStudy(Study):
             "iteration_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 120},
         },
     }
-    findings = findings.CHECKS
     tables = {
-        "summary": Table(statistics.summary),
-        "relative": Table(statistics.relative),
+        "summary": Table("statistics:summary"),
+        "relative": Table("statistics:relative"),
     }
     report_section = HERE / "section.qmd"
 
@@ -183,111 +167,7 @@ class NetworkStudy(Study):
     def network_mode(self, settings: dict) -> str | None:
         return settings["mode"]
 
-    def code(self, step):
-        return {
-            "statistics": [HERE / "statistics.py"],
-            "findings": [HERE / "findings.py"],
-            "report": [HERE / "section.qmd", HERE / "section.py", HERE / "published.py"],
-        }.get(step, [HERE / "__init__.py", HERE / "host_side.py"])
-
     # -- one run ---------------------------------------------------------------------------
-    def execute(self, run) -> dict:
-        s = run.settings
-        ms = registry()[s["microservice"]]
-        env = ms.container_env({"duration_s": s["duration_s"]})
-        deadline = time.time() + s["iterations"] * s["iteration_timeout_s"] + WAIT_MARGIN_S
-        server_argv = list(ms.server["command"])
-        client_dir = run.outdir / "client"
-        info = {"host_tools": host_side.versions(), "ovs": None}
-        if "ovs" in s["mode"]:
-            info["ovs"] = ovs.version()
-        with host_side.Processes(run.outdir, deadline) as host:
-            if s["direction"] == "to-host":
-                host.start_server(server_argv, "server")
-                time.sleep(ms.server.get("ready_after_s", 1))
-                # The client waits for the start file; the server's address is known only once the
-                # entity is attached (a bridge's gateway, an OVS port), so it is read from a file.
-                loop = loop_command(
-                    ms.id, "client", 1, RELEASED_BY_FILE, "count", s["iterations"], s["iteration_timeout_s"]
-                )
-                server_file = f"{RESULTS_IN_CONTAINER}/{SERVER_FILE}"
-                wait = f"while [ ! -s {server_file} ]; do sleep 0.05; done; SERVER_HOST=$(cat {server_file})"
-                spec = ContainerSpec(
-                    name=run.name("client"),
-                    image=run.images[ms.id]["id"],
-                    command=["sh", "-c", f'{wait} exec "$@"', "client", *loop],
-                    env=env,
-                    binds=[(str(run.outdir), RESULTS_IN_CONTAINER)],
-                    labels=run.labels,
-                    network_mode=s["mode"],
-                )
-                run.start(spec, "client")
-                address = run.runtime.host_address(spec.name)
-                (run.outdir / SERVER_FILE).write_text(address + "\n")
-                start_at, _ = write_start_file(run.outdir)
-                run.wait_all([spec.name], deadline)
-            else:
-                spec = ContainerSpec(
-                    name=run.name("server"),
-                    image=run.images[ms.id]["id"],
-                    command=server_argv,
-                    env=env,
-                    labels=run.labels,
-                    network_mode=s["mode"],
-                )
-                run.start(spec, "server")
-                address = run.runtime.entity_address(spec.name)
-                start_at = time.time()
-                host.client_loop(
-                    ms, env | {"SERVER_HOST": address}, client_dir, s["iterations"], s["iteration_timeout_s"]
-                )
-                with open(run.outdir / "containers.log", "a") as f:
-                    f.write(f"==== {spec.name} ====\n{run.runtime.logs(spec.name)}\n")
-        its = read_iterations(client_dir, s["iteration_timeout_s"])
-        failed = sum(it["status"] != "ok" for it in its) + s["iterations"] - len(its)
-        return {
-            **info,
-            "start_at": start_at,
-            "server_address": address,
-            "client_side": "entity" if s["direction"] == "to-host" else "host",
-            "limits_read_back": read_limits(client_dir / "limits.txt"),
-            "iterations": its,
-            "n_iterations": len(its),
-            "n_failed": failed,
-        }
-
-    def parse(self, meta, raw_dir) -> pd.DataFrame:
-        s = meta["settings"]
-        ms = registry()[s["microservice"]]
-        parse = parsers.get(ms.parser)
-        rows = []
-        for it in meta["iterations"]:
-            values, status = {}, it["status"]
-            if status == "ok":
-                try:
-                    values = parse((raw_dir / it["stdout"]).read_text(errors="replace"), "")
-                except (parsers.ParseError, OSError) as e:
-                    status = str(e) if isinstance(e, parsers.ParseError) else "missing output"
-            for m in ms.metrics:
-                rows.append(
-                    {
-                        "host": s["host"],
-                        "runtime": s["runtime"],
-                        "microservice": ms.id,
-                        "direction": s["direction"],
-                        "mode": s["mode"],
-                        "repetition": s["repetition"],
-                        "iteration": it["iteration"],
-                        "metric": m.name,
-                        "value": values.get(m.name),
-                        "unit": m.unit,
-                        "higher_is_better": m.higher_is_better,
-                        "start": it["start"],
-                        "end": it["end"],
-                        "status": status if status != "ok" or m.name in values else f"no {m.name} in output",
-                    }
-                )
-        return pd.DataFrame(rows, columns=statistics.SAMPLE_COLUMNS)
 
     def run_row(self, meta):
         s = meta["settings"]

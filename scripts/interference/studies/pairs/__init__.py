@@ -2,8 +2,8 @@
 in pairs — two in one container (2), two containers without (3a) or with (3b) limits.
 
   run key   case<case>/<pair>, e.g. case1/L, case1u/L, case3b/L+S; case1-end/L: Case 1 again at the end
-  runner    execute.py (CaseRun)      parser  parse.py
-  tables    statistics.py, published.py   report  section.qmd (+ section/)"""
+  runner    execute.py (+ adaptive.py)   parser  parse.py       findings  findings.py
+  tables    statistics/ (tables.py names each table's function)   report  section.qmd (+ section/)"""
 
 from __future__ import annotations
 
@@ -13,37 +13,15 @@ from pathlib import Path
 
 import yaml
 
+from interference import REPO_ROOT
 from interference.microservices import registry as microservices
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.pairs import (
-    cases,
-    contention,
-    drift,
-    duration,
-    execute,
-    findings,
-    host_comparison,
-    parse,
-    published,
-    runs,
-    runtime_ratios,
-    significance,
-    split,
-    statistics,
-)
+from interference.studies.pairs import cases, duration
 
 HERE = Path(__file__).resolve().parent
-
-
-def _samples_table(fn, unlimited: bool = False):
-    """A table of the study proper: without the baselines re-measured at the end (drift.py's),
-    and without Case 1u unless the table uses it (the papers' tables know only their cases)."""
-
-    def compute(inputs, jobs):
-        samples = drift.without_end(statistics.read_samples(inputs["samples"]))
-        return fn(samples if unlimited else samples[samples["case"] != cases.UNLIMITED], jobs)
-
-    return compute
+PUBLISHED_DIR = REPO_ROOT / "report" / "published"
+# The papers' tables the published comparison reads (statistics/published.py).
+PUBLISHED_FILES = (PUBLISHED_DIR / "means.tsv", PUBLISHED_DIR / "interference_ratios.tsv")
 
 
 def memory_mib(text: str) -> float:
@@ -58,25 +36,26 @@ class PairsStudy(Study):
     title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"
     key_pattern = r"case(1|1u|2|3a|3b|1-end)/[A-Z]+(\+[A-Z]+)?"
     report_section = HERE / "section.qmd"
-    findings = findings.CHECKS
+    # The functions are in statistics/tables.py; each table of the study proper leaves out the
+    # baselines re-measured at the end and, unless it uses it, Case 1u.
     tables = {
-        "summary": Table(_samples_table(lambda s, jobs: statistics.summarize(s), unlimited=True)),
-        "interference": Table(
-            _samples_table(lambda s, jobs: statistics.interference_ratios(s, jobs=jobs)), threads=4
+        "summary": Table("statistics.tables:summary"),
+        "interference": Table("statistics.tables:interference", threads=4),
+        "anova": Table("statistics.tables:anova"),
+        "posthoc": Table("statistics.tables:posthoc", threads=2),
+        "runtimes": Table("statistics.tables:runtimes"),
+        "published": Table(
+            "statistics.tables:published", needs=("summary", "interference"), files=PUBLISHED_FILES
         ),
-        "anova": Table(_samples_table(lambda s, jobs: significance.anova(s))),
-        "posthoc": Table(_samples_table(lambda s, jobs: significance.posthoc(s, jobs)), threads=2),
-        "runtimes": Table(_samples_table(lambda s, jobs: runtime_ratios.runtime_ratios(s))),
-        "published": Table(published.comparison, needs=("summary", "interference"), files=published.FILES),
         # Two or more hosts (results imported from another machine); empty with one.
-        "hosts": Table(_samples_table(lambda s, jobs: host_comparison.host_ratios(s))),
-        "host_anova": Table(_samples_table(lambda s, jobs: host_comparison.host_anova(s))),
+        "hosts": Table("statistics.tables:hosts"),
+        "host_anova": Table("statistics.tables:host_anova"),
         # Each measured iteration beside the run's telemetry over it (empty without telemetry).
-        "contention": Table(_samples_table(lambda s, jobs: contention.contention(s), unlimited=True)),
+        "contention": Table("statistics.tables:contention"),
         # Each Case 2/3a IR as the limit's effect (1u against 1) and the partner's (against 1u).
-        "split": Table(_samples_table(lambda s, jobs: split.split(s, jobs=jobs), unlimited=True), threads=2),
+        "split": Table("statistics.tables:split", threads=2),
         # Case 1 re-measured after all other runs against the first (empty without drift_check).
-        "drift": Table(lambda inputs, jobs: drift.drift(statistics.read_samples(inputs["samples"]), jobs)),
+        "drift": Table("statistics.tables:drift_table"),
     }
 
     def config_schema(self) -> dict:
@@ -226,47 +205,3 @@ class PairsStudy(Study):
 
     def expected_seconds(self, settings: dict) -> float | None:
         return duration.run_seconds(settings)
-
-    def execute(self, run) -> dict:
-        return execute.execute(run)
-
-    def parse(self, meta: dict, raw_dir: Path):
-        return parse.parse(meta, raw_dir)
-
-    def code(self, step: str) -> list[Path]:
-        package = HERE.parent.parent
-        if step == "parse":
-            return [HERE / "parse.py", HERE / "cases.py", package / "microservices.py"]
-        if step == "report":
-            return sorted((HERE / "section").rglob("*.py")) + [HERE / "section.qmd"]
-        if step == "runs":
-            return [HERE / "runs.py", HERE / "cases.py"]
-        if step == "findings":
-            return [
-                HERE / "findings.py",
-                HERE / "published.py",
-                HERE / "cases.py",
-                package / "report" / "format.py",
-            ]
-        # published.py reads the statistics tables with the report's loader.
-        return [
-            *(
-                HERE / f
-                for f in (
-                    "statistics.py",
-                    "significance.py",
-                    "runtime_ratios.py",
-                    "host_comparison.py",
-                    "contention.py",
-                    "drift.py",
-                    "split.py",
-                    "cases.py",
-                )
-            ),
-            HERE / "published.py",
-            package / "descriptive.py",
-            package / "report" / "load.py",
-        ]
-
-    def run_row(self, meta: dict) -> dict:
-        return runs.run_row(meta)

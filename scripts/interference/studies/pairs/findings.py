@@ -26,7 +26,7 @@ from interference.findings.verdict import (
 )
 from interference.report.format import pct
 from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
-from interference.studies.pairs.published import KEY, published_ir, read_published
+from interference.studies.pairs.statistics.published import KEY, published_ir, read_published
 
 CELL = ["host", "runtime", "case", "target", "partner", "metric"]
 CONTROL = "P"  # the partner that only spins a CPU (config/control.yaml)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from interference import parsers
 from interference.microservices import registry
+from interference.samples import OK, parse_iteration
 from interference.studies.pairs import cases
 
 COLUMNS = [
@@ -49,44 +50,24 @@ def parse(meta: dict, raw_dir: Path) -> pd.DataFrame:
         partner = members[1 - k] if len(members) == 2 else ""
         parse = parsers.get(target.parser)
         for it in member["iterations"]:
-            values, status = {}, it["status"]
-            if status == "ok":
-                try:
-                    out = (raw_dir / it["stdout"]).read_text(errors="replace")
-                    err = (raw_dir / it["stderr"]).read_text(errors="replace")
-                    values = parse(out, err)
-                except (parsers.ParseError, OSError) as e:
-                    status = str(e) if isinstance(e, parsers.ParseError) else "missing output"
-            if status != "ok":
-                log.warning("%s: %s", raw_dir / it["stdout"], status)
-            for metric in target.metrics:
-                value, row_status = values.get(metric.name), status
-                if isinstance(value, parsers.ParseError):  # this metric alone failed
-                    value, row_status = None, str(value)
-                    log.warning("%s: %s", raw_dir / it["stdout"], row_status)
-                elif status == "ok" and value is None:
-                    row_status = "metric missing"
-                    log.warning("%s: metric %s missing", raw_dir / it["stdout"], metric.name)
+            for sample in parse_iteration(it, raw_dir, parse, target.metrics):
+                if sample.status != OK:
+                    log.warning("%s: %s", raw_dir / it["stdout"], sample.status)
                 rows.append(
-                    {
-                        "host": s["host"],
-                        "runtime": s["runtime"],
+                    sample.row(
+                        host=s["host"],
+                        runtime=s["runtime"],
                         # The baseline re-measured at the end (drift.py) is a case of its own.
-                        "case": cases.END if s.get("at_end") else s["case"],
-                        "target": target.id,
-                        "partner": partner,
-                        "repetition": s["repetition"],
-                        "member": member["member"],
-                        "iteration": it["iteration"],
-                        "metric": metric.name,
-                        "value": value,
-                        "unit": metric.unit,
-                        "higher_is_better": metric.higher_is_better,
-                        "start": it["start"],
-                        "end": it["end"],
-                        "in_overlap": it["in_overlap"],
-                        "status": row_status,
-                        "own_cpu_cores": it.get("own_cpu_cores"),
-                    }
+                        case=cases.END if s.get("at_end") else s["case"],
+                        target=target.id,
+                        partner=partner,
+                        repetition=s["repetition"],
+                        member=member["member"],
+                        iteration=it["iteration"],
+                        start=it["start"],
+                        end=it["end"],
+                        in_overlap=it["in_overlap"],
+                        own_cpu_cores=it.get("own_cpu_cores"),
+                    )
                 )
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -22,24 +22,18 @@ in section.qmd."""
 
 from __future__ import annotations
 
-import contextlib
-import time
 from pathlib import Path
 
-import pandas as pd
-
-from interference import parsers, runtimes
+from interference import runtimes
 from interference.host_package import IPROUTE, IPTABLES, HostPackage
-from interference.microservices import registry
-from interference.runtimes import ContainerSpec
 from interference.runtimes.base import ISOLATED
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.pingpong import fabric, findings, load, statistics
-from interference.studies.pingpong.statistics import BARE_METAL_LAYERS
+from interference.studies.pingpong import fabric
 
 MICROSERVICE = "HP"
+# Layers bare metal runs: the loopback and the reference without any network stack between.
+BARE_METAL_LAYERS = ("loopback", "reference")
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024  # the services refuse more than 64 MiB; the study 8
-PING_PORT, PONG_PORT = 18080, 18081
 LAYERS = {
     "loopback": "ping, pong and ApacheBench on this machine's loopback (the services' ceiling)",
     "reference": "processes on two hosts, no containers",
@@ -49,7 +43,6 @@ LAYERS = {
     "encrypted": "containers on an encrypted userspace overlay (tinc, AES-256-CBC + SHA-256)",
 }
 OVERLAY_OF = {"overlay": "vxlan", "overlay-userspace": "tinc", "encrypted": "tinc"}
-TEST_MARGIN_S = 30.0
 
 
 def runs_layers(runtime: str) -> tuple[str, ...]:
@@ -106,11 +99,10 @@ class PingPongStudy(Study):
             "repetitions": {"type": "integer", "minimum": 1, "default": 1},
         },
     }
-    findings = findings.CHECKS
     tables = {
-        "summary": Table(statistics.summary),
-        "relative": Table(statistics.relative),
-        "rsd": Table(statistics.rsd),
+        "summary": Table("statistics:summary"),
+        "relative": Table("statistics:relative"),
+        "rsd": Table("statistics:rsd"),
     }
     report_section = Path(__file__).parent / "section.qmd"
 
@@ -160,127 +152,7 @@ class PingPongStudy(Study):
         keys = ("message_sizes", "duration_s", "concurrency", "iterations")
         return {"layer": key, **{k: cfg[k] for k in keys}}
 
-    def code(self, step):
-        here = Path(__file__).parent
-        return {
-            "statistics": [here / "statistics.py"],
-            "findings": [here / "findings.py"],
-            "report": [here / "section.qmd", here / "section.py", here / "published.py"],
-        }.get(step, [here / "__init__.py"])  # parse(): a change of the hosts or the load reruns no parsing
-
     # -- one run ---------------------------------------------------------------------------
-    def _service(self, run, role: str, argv: list[str], netns: str | None) -> ContainerSpec:
-        bare = run.settings["runtime"] == "host"
-        return ContainerSpec(
-            name=run.name(role),
-            image=run.images[MICROSERVICE]["id"],
-            command=argv,
-            labels=run.labels,
-            netns=netns if bare else None,
-            network_mode=None if bare else ISOLATED,
-        )
-
-    def execute(self, run) -> dict:
-        s = run.settings
-        layer, binary = s["layer"], registry()[MICROSERVICE].extra["binary"]
-        tests = [(i, m) for i in range(1, s["iterations"] + 1) for m in s["message_sizes"]]
-        test_timeout = 2 * s["duration_s"] + TEST_MARGIN_S
-        deadline = time.time() + len(tests) * test_timeout + 2 * TEST_MARGIN_S
-        info = {"ab": load.version(), "overlay": None}
-        with contextlib.ExitStack() as stack:
-            if layer == "loopback":
-                ping_at, pong_at, upstream, net = "127.0.0.1", "127.0.0.1", "127.0.0.1", None
-            else:
-                info["stale_removed"] = fabric.remove_all()  # of a run killed with SIGKILL
-                net = stack.enter_context(fabric.Fabric(run.run_id, run.outdir, deadline))
-                ping_at, pong_at = net.address("a"), net.address("b")
-                upstream = net.overlay_address("b") if layer in OVERLAY_OF else pong_at
-            pong = self._service(run, "pong", [binary, "pong", str(PONG_PORT)], net and net.ns["b"])
-            ping = self._service(
-                run, "ping", [binary, "ping", str(PING_PORT), upstream, str(PONG_PORT)], net and net.ns["a"]
-            )
-            pids = {}  # host -> a process in its container's network namespace
-            for spec, role, host, port in ((pong, "pong", "b", PONG_PORT), (ping, "ping", "a", PING_PORT)):
-                run.start(spec, role)
-                if spec.network_mode == ISOLATED:
-                    pids[host] = run.runtime.netns_pid(spec.name)
-                    net.attach_container(host, pids[host], port)
-            if layer in OVERLAY_OF:
-                info["overlay"] = (
-                    net.vxlan() if OVERLAY_OF[layer] == "vxlan" else net.tinc(layer == "encrypted")
-                )
-                for host, pid in pids.items():
-                    net.attach_overlay(host, pid)
-            url = f"http://{ping_at}:{PING_PORT}/"
-            cpu_urls = {"ping": f"{url}cpu", "pong": f"http://{pong_at}:{PONG_PORT}/cpu"}
-            not_ready = load.wait_ready(f"{url}?m=1")
-            done = [] if not_ready else self._tests(run, tests, url, cpu_urls, test_timeout)
-            with open(run.outdir / "containers.log", "a") as f:
-                for spec in (pong, ping):
-                    f.write(f"==== {spec.name} ====\n{run.runtime.logs(spec.name)}\n")
-        if not_ready:
-            run.events.append(not_ready)
-        return {
-            **info,
-            "layer": layer,
-            "ping_url": url,
-            "not_ready": not_ready,
-            "tests": done,
-            "n_iterations": len(done),
-            "n_failed": len(tests) - sum(t["rc"] == 0 for t in done),
-        }
-
-    def _tests(self, run, tests, url: str, cpu_urls: dict, timeout_s: float) -> list[dict]:
-        s, out = run.settings, run.outdir / "tests"
-        out.mkdir()
-        done = []
-        for i, m in tests:
-            before = {k: load.cpu_seconds(u) for k, u in cpu_urls.items()}
-            stem = f"i{i:04d}-m{m}"
-            t = load.ab(f"{url}?m={m}", s["duration_s"], s["concurrency"], out / stem, timeout_s)
-            after = {k: load.cpu_seconds(u) for k, u in cpu_urls.items()}
-            for k in cpu_urls:
-                t[f"{k}_cpu_s"] = None if None in (before[k], after[k]) else after[k] - before[k]
-            done.append({"iteration": i, "message_bytes": m, "stdout": f"tests/{stem}.out", **t})
-        return done
-
-    def parse(self, meta, raw_dir) -> pd.DataFrame:
-        s = meta["settings"]
-        ms = registry()[MICROSERVICE]
-        parse = parsers.get(ms.parser)
-        units = {m.name: (m.unit, m.higher_is_better) for m in ms.metrics}
-        units |= {f"{k}_cpu": ("cores", False) for k in ("ping", "pong", "ab")}
-        by_test = {(t["iteration"], t["message_bytes"]): t for t in meta["tests"]}
-        rows = []
-        for i in range(1, s["iterations"] + 1):
-            for m in s["message_sizes"]:
-                t = by_test.get((i, m))
-                values, status = {}, meta.get("not_ready") or "not run"
-                if t is not None:
-                    status = "ok" if t["rc"] == 0 else f"ab exit {t['rc']}"
-                    try:
-                        out = (raw_dir / t["stdout"]).read_text(errors="replace")
-                        err = (raw_dir / t["stdout"]).with_suffix(".err").read_text(errors="replace")
-                        values = parse(out, err)
-                    except (parsers.ParseError, OSError) as e:
-                        status = str(e) if isinstance(e, parsers.ParseError) else "missing output"
-                    seconds = t["end"] - t["start"]
-                    for k in ("ping", "pong", "ab"):
-                        if t.get(f"{k}_cpu_s") is not None and seconds > 0:
-                            values[f"{k}_cpu"] = t[f"{k}_cpu_s"] / seconds
-                for metric, (unit, higher) in units.items():
-                    ok = status == "ok" and metric in values
-                    rows.append(
-                        {
-                            "host": s["host"], "runtime": s["runtime"], "layer": s["layer"],
-                            "message_bytes": m, "repetition": s["repetition"], "iteration": i,
-                            "metric": metric, "value": values.get(metric) if ok else None,
-                            "unit": unit, "higher_is_better": higher,
-                            "start": t["start"] if t else None, "end": t["end"] if t else None,
-                            "status": "ok" if ok else status if status != "ok" else f"no {metric}",
-                        }
-                    )  # fmt: skip
-        return pd.DataFrame(rows, columns=statistics.SAMPLE_COLUMNS)
 
     def run_row(self, meta):
         return {"layer": meta["settings"]["layer"]}

@@ -13,6 +13,7 @@ import pandas as pd
 
 from interference.descriptive import describe, prepare, valid
 from interference.resampling import bootstrap_ci
+from interference.studies.pingpong import BARE_METAL_LAYERS
 
 SAMPLE_COLUMNS = [
     "host", "runtime", "layer", "message_bytes", "repetition", "iteration",
@@ -21,7 +22,6 @@ SAMPLE_COLUMNS = [
 GROUP = ["host", "runtime", "layer", "message_bytes", "metric"]
 RATE = "transfer_rate"
 BARE_METAL = "host"  # the runtime of the loopback and reference layers
-BARE_METAL_LAYERS = ("loopback", "reference")
 # (layer, relative to layer, figure): every layer against the reference (paper's Fig. 3a), the
 # overlay's own cost over containers and encryption's over the same overlay unencrypted (3b).
 COMPARISONS = (

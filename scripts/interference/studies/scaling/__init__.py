@@ -11,19 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
-from interference import parsers
 from interference.entity_memory import check_memory
-from interference.loop import RELEASED_BY_FILE, loop_command, read_iterations, read_limits, write_start_file
-from interference.microservices import registry
-from interference.runtimes import ContainerSpec
 from interference.studies.base import RunKey, Study, StudyConfigError, Table
-from interference.studies.scaling import findings, statistics
 
 HERE = Path(__file__).parent
 MICROSERVICE = "P"  # sysbench cpu (containers/sysbench)
-WAIT_MARGIN_S = 60.0
 
 
 class ScalingStudy(Study):
@@ -54,10 +46,9 @@ class ScalingStudy(Study):
             "events": {"type": "integer", "minimum": 1, "default": 1000},
         },
     }
-    findings = findings.CHECKS
     tables = {
-        "summary": Table(statistics.summary),
-        "slowdown": Table(statistics.slowdown),
+        "summary": Table("statistics:summary"),
+        "slowdown": Table("statistics:slowdown"),
     }
     report_section = HERE / "section.qmd"
 
@@ -80,90 +71,6 @@ class ScalingStudy(Study):
     def settings(self, cfg, key):
         keys = ("iterations", "iteration_timeout_s", "max_prime", "events")
         return {"instances": int(key[1:]), **{k: cfg[k] for k in keys}}
-
-    def code(self, step):
-        return {
-            "statistics": [HERE / "statistics.py"],
-            "findings": [HERE / "findings.py"],
-            "report": [HERE / "section.qmd", HERE / "section.py"],
-        }.get(step, [HERE / "__init__.py"])
-
-    def execute(self, run) -> dict:
-        s = run.settings
-        ms = registry()[MICROSERVICE]
-        env = ms.container_env({"max_prime": s["max_prime"], "events": s["events"]})
-        names = []
-        for k in range(1, s["instances"] + 1):
-            command = loop_command(
-                MICROSERVICE,
-                f"instance{k}",
-                1,
-                RELEASED_BY_FILE,
-                "count",
-                s["iterations"],
-                s["iteration_timeout_s"],
-            )
-            spec = ContainerSpec(
-                name=run.name(f"i{k}"),
-                image=run.images[MICROSERVICE]["id"],
-                command=command,
-                env=env,
-                binds=[(str(run.outdir), "/results")],
-                labels=run.labels,
-            )
-            run.start(spec, f"instance{k}")
-            names.append(spec.name)
-        start_at, _ = write_start_file(run.outdir)
-        deadline = start_at + s["iterations"] * s["iteration_timeout_s"] + WAIT_MARGIN_S
-        run.wait_all(names, deadline)
-        instances = []
-        for k in range(1, s["instances"] + 1):
-            d = run.outdir / f"instance{k}"
-            its = read_iterations(d, s["iteration_timeout_s"])
-            instances.append(
-                {
-                    "instance": k,
-                    "dir": d.name,
-                    "limits_read_back": read_limits(d / "limits.txt"),
-                    "iterations": its,
-                }
-            )
-        n_its = sum(len(i["iterations"]) for i in instances)
-        failed = sum(it["status"] != "ok" for i in instances for it in i["iterations"])
-        failed += s["instances"] * s["iterations"] - n_its  # iterations that never ran
-        return {"start_at": start_at, "instances": instances, "n_iterations": n_its, "n_failed": failed}
-
-    def parse(self, meta, raw_dir) -> pd.DataFrame:
-        s = meta["settings"]
-        parse = parsers.get(registry()[MICROSERVICE].parser)
-        rows = []
-        for inst in meta["instances"]:
-            for it in inst["iterations"]:
-                value, status = None, it["status"]
-                if status == "ok":
-                    try:
-                        out = (raw_dir / it["stdout"]).read_text(errors="replace")
-                        value = parse(out, "")["execution_time"]
-                    except (parsers.ParseError, OSError) as e:
-                        status = str(e) if isinstance(e, parsers.ParseError) else "missing output"
-                rows.append(
-                    {
-                        "host": s["host"],
-                        "runtime": s["runtime"],
-                        "instances": s["instances"],
-                        "repetition": s["repetition"],
-                        "instance": inst["instance"],
-                        "iteration": it["iteration"],
-                        "metric": "execution_time",
-                        "value": value,
-                        "unit": "s",
-                        "higher_is_better": False,
-                        "start": it["start"],
-                        "end": it["end"],
-                        "status": status,
-                    }
-                )
-        return pd.DataFrame(rows, columns=statistics.SAMPLE_COLUMNS)
 
     def run_row(self, meta):
         return {"instances": meta["settings"]["instances"]}

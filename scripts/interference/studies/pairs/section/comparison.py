@@ -12,8 +12,8 @@ from interference.report.format import cap, is_num, num, pct
 from interference.report.format import signed as ir_str
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
-from interference.studies.pairs.published import NEGLIGIBLE_IR, SIMILAR_FACTOR, direction
 from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME
+from interference.studies.pairs.statistics.published import NEGLIGIBLE_IR, SIMILAR_FACTOR, direction
 
 
 class Comparison:

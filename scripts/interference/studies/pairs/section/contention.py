@@ -11,8 +11,8 @@ from scipy import stats
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, p_str, pct, plural
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
-from interference.studies.pairs.contention import TELEMETRY
 from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME
+from interference.studies.pairs.statistics.iteration_telemetry import TELEMETRY
 
 SHARES = ["psi_cpu_some", "psi_cpu_full", "psi_memory_some", "psi_io_some", "throttled"]
 COUNTS = ["nr_throttled", "memory_failcnt", "oom_kill"]

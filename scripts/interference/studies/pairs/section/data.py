@@ -6,16 +6,16 @@ from __future__ import annotations
 import pandas as pd
 
 from interference.report.blocks import Block
-from interference.studies.pairs import published
 from interference.studies.pairs.cases import CASES
-from interference.studies.pairs.runtime_ratios import RUNTIME_COLUMNS, RUNTIME_NUMERIC
 from interference.studies.pairs.statistics import (
     ANOVA_COLUMNS,
     INTERFERENCE_COLUMNS,
     NUMERIC_COLUMNS,
     POSTHOC_COLUMNS,
     SUMMARY_COLUMNS,
+    published,
 )
+from interference.studies.pairs.statistics.runtime_ratios import RUNTIME_COLUMNS, RUNTIME_NUMERIC
 
 STUDY = "pairs"
 CASE_NAME = {c: f"Case {c}" for c in CASES}

@@ -9,7 +9,7 @@ from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
 from interference.report.figures.runtimes import Relative, runtimes_figure
 from interference.report.format import and_list, esc, is_num, num, p_str
-from interference.studies.pairs.host_comparison import HOST_COLUMNS
+from interference.studies.pairs.statistics.host_comparison import HOST_COLUMNS
 
 HOST_NUMERIC = [c for c in HOST_COLUMNS if c in {"n", "mean", "reference_n", "reference_mean", "relative",
                                                  "relative_ci_low", "relative_ci_high"}]  # fmt: skip

@@ -4,16 +4,13 @@ Tukey HSD of each concurrent case against the baseline per partner. See docs/sta
 
 from __future__ import annotations
 
-import functools
 import warnings
 
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
-from scipy import optimize, stats
-from statsmodels.sandbox.stats.multicomp import tukeyhsd
-from statsmodels.stats.libqsturng import qsturng
+from scipy import stats
 
 from interference.studies.pairs.statistics import (
     ALPHA,
@@ -171,50 +168,24 @@ def anova(samples: pd.DataFrame) -> pd.DataFrame:
 # Post hoc
 
 
-@functools.lru_cache(maxsize=None)
-def tukey_q_crit(k: int, df: float, alpha: float = ALPHA) -> float:
-    """The critical studentized range q(1 - alpha; k, df), as scipy's studentized_range.ppf.
-
-    The same root of scipy's exact cdf, but bracketed by statsmodels' fast approximation
-    (qsturng, ~1e-5): half the cdf evaluations (each a 2-D integral) of the generic ppf."""
-    level = 1 - alpha
-    try:
-        q0 = float(qsturng(level, k, df))
-        return optimize.brentq(
-            lambda q: stats.studentized_range.cdf(q, k, df) - level,
-            q0 * (1 - 2e-3),
-            q0 * (1 + 2e-3),
-            xtol=1e-12,
-        )
-    except ValueError:  # outside qsturng's table or no sign change: the generic ppf
-        return float(stats.studentized_range.ppf(level, k, df))
-
-
 def tukey(groups: dict[str, np.ndarray], alpha: float = ALPHA) -> list[dict]:
-    """Tukey HSD (Tukey-Kramer for unequal n) of statsmodels, as pairwise_tukeyhsd computes it.
-
-    pairwise_tukeyhsd's own glue (group means, sizes, pooled within variance) feeding
-    statsmodels' tukeyhsd with the faster exact q_crit above. meandiff = mean2 - mean1."""
+    """Tukey HSD (Tukey-Kramer for unequal n) of every pair of groups, by scipy.stats.tukey_hsd;
+    meandiff = mean of group2 - mean of group1, with its simultaneous (1 - alpha) CI."""
     labels = sorted(groups)
-    means = np.array([groups[c].mean() for c in labels])
-    nobs = np.array([groups[c].size for c in labels])
-    df_within = nobs.sum() - len(labels)
-    var_within = sum(((groups[c] - groups[c].mean()) ** 2).sum() for c in labels) / df_within
-    q = tukey_q_crit(len(labels), float(df_within), alpha)
-    (i, j), reject, meandiffs, _, confint, _, _, _, pvalues = tukeyhsd(
-        means, nobs, var_within, df=None, alpha=alpha, q_crit=q
-    )
+    result = stats.tukey_hsd(*(groups[c] for c in labels))
+    ci = result.confidence_interval(confidence_level=1 - alpha)
     return [
         dict(
             group1=labels[a],
             group2=labels[b],
-            meandiff=float(md),
-            p_adj=float(p),
-            ci_low=float(ci[0]),
-            ci_high=float(ci[1]),
-            reject=bool(rej),
+            meandiff=float(result.statistic[b, a]),
+            p_adj=float(result.pvalue[b, a]),
+            ci_low=float(ci.low[b, a]),
+            ci_high=float(ci.high[b, a]),
+            reject=bool(result.pvalue[b, a] < alpha),
         )
-        for a, b, md, p, ci, rej in zip(i, j, meandiffs, pvalues, confint, reject)
+        for a in range(len(labels))
+        for b in range(a + 1, len(labels))
     ]
 
 

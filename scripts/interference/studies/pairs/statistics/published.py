@@ -19,13 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from interference import REPO_ROOT
 from interference.report.load import read_tsv
+from interference.studies.pairs import PUBLISHED_DIR
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.statistics import NUMERIC_COLUMNS
 
-PUBLISHED_DIR = REPO_ROOT / "report" / "published"
-FILES = (PUBLISHED_DIR / "means.tsv", PUBLISHED_DIR / "interference_ratios.tsv")
 NEGLIGIBLE_IR = 0.02  # |IR| below this counts as "no interference" when comparing directions
 SIMILAR_FACTOR = 2.0  # same sign and within this factor of the paper's |IR|: similar size
 KEY = ["case", "target", "partner", "metric"]

@@ -17,8 +17,8 @@ import pandas as pd
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
-from interference.studies.pairs.runtime_ratios import _relative_ci, relative_value
 from interference.studies.pairs.statistics import N_RESAMPLES, SEED, _prepare, _valid
+from interference.studies.pairs.statistics.runtime_ratios import _relative_ci, relative_value
 
 HOST_COLUMNS = ["runtime", "case", "target", "partner", "metric", "unit", "higher_is_better", "host",
                 "reference_host", "n", "mean", "reference_n", "reference_mean", "relative", "relative_ci_low",

@@ -1,0 +1,31 @@
+"""The network study's parser: the client's iterations -> samples of its metrics."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from interference import parsers
+from interference.microservices import registry
+from interference.samples import parse_iteration
+from interference.studies.network import statistics
+
+
+def parse(meta, raw_dir) -> pd.DataFrame:
+    s = meta["settings"]
+    ms = registry()[s["microservice"]]
+    rows = [
+        sample.row(
+            host=s["host"],
+            runtime=s["runtime"],
+            microservice=ms.id,
+            direction=s["direction"],
+            mode=s["mode"],
+            repetition=s["repetition"],
+            iteration=it["iteration"],
+            start=it["start"],
+            end=it["end"],
+        )
+        for it in meta["iterations"]
+        for sample in parse_iteration(it, raw_dir, parsers.get(ms.parser), ms.metrics, stderr=False)
+    ]
+    return pd.DataFrame(rows, columns=statistics.SAMPLE_COLUMNS)
