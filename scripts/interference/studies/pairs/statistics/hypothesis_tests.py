@@ -4,6 +4,8 @@ Tukey HSD of each concurrent case against the baseline per partner. See docs/sta
 
 from __future__ import annotations
 
+import functools
+import itertools
 import warnings
 
 import numpy as np
@@ -168,25 +170,39 @@ def anova(samples: pd.DataFrame) -> pd.DataFrame:
 # Post hoc
 
 
+@functools.cache
+def _q_crit(k: int, df: float, alpha: float) -> float:
+    """The studentized range's (1 - alpha) quantile for k groups and df: one per family size."""
+    return float(stats.studentized_range.ppf(1 - alpha, k, df))
+
+
 def tukey(groups: dict[str, np.ndarray], alpha: float = ALPHA) -> list[dict]:
-    """Tukey HSD (Tukey-Kramer for unequal n) of every pair of groups, by scipy.stats.tukey_hsd;
-    meandiff = mean of group2 - mean of group1, with its simultaneous (1 - alpha) CI."""
+    """Tukey HSD of every pair of groups, Tukey-Kramer for unequal n (a group of one sample
+    included, which scipy.stats.tukey_hsd refuses): the studentized range distribution of
+    scipy.stats with the pooled within-group variance. meandiff = mean2 - mean1, with its
+    simultaneous (1 - alpha) CI; statsmodels' pairwise_tukeyhsd gives the same numbers."""
     labels = sorted(groups)
-    result = stats.tukey_hsd(*(groups[c] for c in labels))
-    ci = result.confidence_interval(confidence_level=1 - alpha)
-    return [
-        dict(
-            group1=labels[a],
-            group2=labels[b],
-            meandiff=float(result.statistic[b, a]),
-            p_adj=float(result.pvalue[b, a]),
-            ci_low=float(ci.low[b, a]),
-            ci_high=float(ci.high[b, a]),
-            reject=bool(result.pvalue[b, a] < alpha),
+    means = {c: groups[c].mean() for c in labels}
+    df = sum(groups[c].size for c in labels) - len(labels)
+    pooled = sum(((groups[c] - means[c]) ** 2).sum() for c in labels) / df
+    q_crit = _q_crit(len(labels), float(df), alpha)
+    rows = []
+    for a, b in itertools.combinations(labels, 2):
+        diff = means[b] - means[a]
+        se = np.sqrt(pooled / 2 * (1 / groups[a].size + 1 / groups[b].size))
+        p = float(stats.studentized_range.sf(abs(diff) / se, len(labels), df))
+        rows.append(
+            dict(
+                group1=a,
+                group2=b,
+                meandiff=float(diff),
+                p_adj=min(1.0, p),
+                ci_low=float(diff - q_crit * se),
+                ci_high=float(diff + q_crit * se),
+                reject=bool(p < alpha),
+            )
         )
-        for a in range(len(labels))
-        for b in range(a + 1, len(labels))
-    ]
+    return rows
 
 
 def _posthoc_partner(groups: dict[str, np.ndarray], absent: list[str]) -> list[dict]:
