@@ -67,7 +67,9 @@ rule raw:
 
 
 rule stats:
-    """Every statistics table of the config and the findings scorecard (without the report)."""
+    """Every statistics table of the config, the run tables and the findings scorecard
+    (without the report)."""
     input:
         all_tables(),
+        expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         "results/stats/findings.tsv",

@@ -95,14 +95,14 @@ rule report:
 
 # The scorecard: every published finding of the five papers (report/published/findings.yaml)
 # against this config's tables, by its study's check (studies/<kind>/findings.py).
-FINDINGS_CODE = sorted(
-    str(p) for p in Path(SCRIPTS, "interference", "findings").glob("*.py")
-)
+FINDINGS_CODE = code_deps_closure("findings/scorecard.py")
 
 
 rule findings:
     input:
         tables=all_tables(),
+        # Evidence: each member's threads (runs.tsv).
+        runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         environment="results/stats/environment.json",
         catalogue=os.path.join(workflow.basedir, "report", "published", "findings.yaml"),
         published=PUBLISHED,
