@@ -1,17 +1,23 @@
 """The rendered report in a real browser: report/paper.qmd with the pair study's section
 rendered (nbconvert fallback, as where Quarto is absent) from a generated fixture stats set (two
-runtimes: docker and bare metal), opened in headless Chromium over the DevTools protocol. It must
-load without console errors or network requests, have the expected sections, figures and tables,
-and leave screenshots in tests/artifacts/."""
+runtimes: docker and bare metal), opened in headless Chromium driven by Selenium (Debian's
+chromium with its chromium-driver: no browser download). It must load without console errors or
+network requests, have the expected sections, figures and tables, and leave screenshots in
+tests/artifacts/."""
 
+import base64
+import contextlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 
 import pytest
-from chromium_cdp import Chromium, find_chromium
 from conftest import REPO
 from report_fixture import make_fixture
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 PUBLISHED = REPO / "tests" / "fixtures" / "published"
@@ -36,9 +42,61 @@ SECTIONS = [
     "Colophon",
 ]
 
+BROWSER = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+DRIVER = shutil.which("chromedriver")
 requires_chromium = pytest.mark.skipif(
-    find_chromium() is None, reason="no chromium (make test installs it: scripts/ensure-engine.sh --browser)"
+    BROWSER is None or DRIVER is None,
+    reason="no chromium and chromedriver (make test installs them: scripts/ensure-engine.sh --browser)",
 )
+WIDTH, HEIGHT = 1280, 900
+
+
+@contextlib.contextmanager
+def chromium():
+    """Headless Chromium under Selenium, logging the console and the network (to find errors and
+    requests leaving the machine)."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = BROWSER
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--window-size={WIDTH},{HEIGHT}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=DRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def problems(driver) -> list[str]:
+    """Console errors and uncaught exceptions, failed loads, and requests leaving the machine."""
+    out = [f"console: {e['message']}" for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    for entry in driver.get_log("performance"):
+        event = json.loads(entry["message"])["message"]
+        if event["method"] == "Network.loadingFailed":
+            out.append(f"load failed: {event['params'].get('errorText')}")
+        elif event["method"] == "Network.requestWillBeSent":
+            url = event["params"]["request"]["url"]
+            if not url.startswith(("file:", "data:", "about:", "blob:")):
+                out.append(f"network request: {url}")
+    return out
+
+
+def screenshot(driver, path, full_page=False):
+    """A PNG of the viewport, or of the whole page (Chromium's own capture beyond the viewport)."""
+    params = {"format": "png"}
+    if full_page:
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        params |= {
+            "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": WIDTH, "height": height, "scale": 1},
+        }
+    path.write_bytes(base64.b64decode(driver.execute_cdp_cmd("Page.captureScreenshot", params)["data"]))
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +148,11 @@ def test_render_is_self_contained_and_says_its_renderer(rendered):
 def test_report_opens_cleanly_in_chromium(rendered):
     out = rendered
     ARTIFACTS.mkdir(exist_ok=True)
-    with Chromium() as browser:
-        browser.open(out.as_uri())
-        assert browser.problems() == []
-        page = browser.evaluate(
-            """({
+    with chromium() as browser:
+        browser.get(out.as_uri())
+        assert problems(browser) == []
+        page = browser.execute_script(
+            """return ({
             title: document.title,
             headings: [...document.querySelectorAll('main h2, main h3')]
                 .filter(h => !h.closest('nav')).map(h => h.textContent.trim()),
@@ -109,8 +167,8 @@ def test_report_opens_cleanly_in_chromium(rendered):
             width: document.documentElement.scrollWidth,
         })"""
         )
-        browser.screenshot(ARTIFACTS / "report_top.png")
-        browser.screenshot(ARTIFACTS / "report_full.png", full_page=True)
+        screenshot(browser, ARTIFACTS / "report_top.png")
+        screenshot(browser, ARTIFACTS / "report_full.png", full_page=True)
     assert page["title"].startswith("Microservices in containers, re-run")
     for section in SECTIONS:
         assert section in page["headings"], f"section {section!r} missing"
@@ -139,3 +197,19 @@ def test_report_opens_cleanly_in_chromium(rendered):
         assert phrase in text, phrase
     assert page["width"] <= 1280, "the page scrolls sideways"
     assert (ARTIFACTS / "report_full.png").stat().st_size > 50_000
+
+
+@requires_chromium
+def test_the_browser_check_sees_errors_and_requests(tmp_path):
+    """What the report test would fail on: a console error, an exception and a request to the
+    network are each reported."""
+    page = tmp_path / "bad.html"
+    page.write_text(
+        "<html><body><script>console.error('boom'); null.x;</script>"
+        "<img src='http://192.0.2.1/x.png'></body></html>"
+    )
+    with chromium() as browser:
+        browser.get(page.as_uri())
+        found = problems(browser)
+    assert any("boom" in p for p in found) and any("null" in p for p in found), found
+    assert any(p.startswith("network request: http://192.0.2.1/") for p in found), found

@@ -33,6 +33,8 @@ def _any_browser() -> bool:
 
 
 BROWSER = HostPackage("chromium", "chromium", "the report test opens the HTML in it", present_if=_any_browser)
+# Selenium drives the browser through it (the same version as Debian's chromium: no download).
+BROWSER_DRIVER = HostPackage("chromium-driver", "chromedriver", "the report test drives the browser with it")
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ def main(argv=None) -> int:
         return 0 if a.tests or needs_engine(config) else 1
     wanted = test_needs() if a.tests else needs(config)
     if a.browser:
-        wanted.append(Need("the report test", BROWSER))
+        wanted += [Need("the report test", BROWSER), Need("the report test", BROWSER_DRIVER)]
     lacking = missing(wanted)
     if a.explain:
         if lacking:
