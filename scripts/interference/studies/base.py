@@ -153,7 +153,8 @@ class Study(abc.ABC):
     def checks(self) -> dict[str, Callable]:
         """Its checks of the papers' findings by name (report/published/findings.yaml names
         them): check(ctx, args) -> findings.verdict.Measure or Skip; see findings/scorecard.py."""
-        return self.step("findings").CHECKS if (self.folder / "findings.py").is_file() else {}
+        has = (self.folder / "findings.py").is_file() or (self.folder / "findings").is_dir()
+        return self.step("findings").CHECKS if has else {}
 
     def run_row(self, meta: dict) -> dict:
         """The study's columns of runs.tsv for one run (besides the generic ones)."""
@@ -171,5 +172,6 @@ class Study(abc.ABC):
             section = [here / "section.py"] if (here / "section.py").is_file() else []
             section += sorted((here / "section").rglob("*.py"))
             return ([self.report_section] if self.report_section else []) + section
-        entry = here / f"{step}.py"
-        return [entry] if entry.is_file() else []
+        # A room is a module, or a folder of them (its __init__.py imports the rest).
+        entries = [here / f"{step}.py", here / step / "__init__.py"]
+        return [e for e in entries if e.is_file()] or [here / "__init__.py"]
