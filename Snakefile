@@ -2,11 +2,14 @@
 #   snakemake --cores 1 report/paper.html                     every study of config/config.yaml
 #   snakemake --cores 1 report/paper.html --configfile config/ci.yaml     another experiment
 #   snakemake --cores 1 --forcerun <a meta.json path>          rerun exactly one run (see README)
-# Rules, one file per step: images.smk (build_image), run.smk (run: the generic runner with the
-# study's execute()), parse.smk (parse_run, merge_samples), stats.smk (statistics: one job per
-# table a study declares), report.smk (run_table, environment, findings: the papers' findings
-# scored, report). What is particular to a study is its module in
-# scripts/interference/studies/, to a runtime its adapter in scripts/interference/runtimes/.
+# Rules, one file per step: images.smk (build_image), run.smk (run: the generic runner),
+# parse.smk (parse_run, merge_samples), stats.smk (statistics: one job per table a study
+# declares), report.smk (run_table, environment, findings, report); common.smk and inputs.smk
+# hold the config, the run matrix and the input functions.
+# A study kind is a folder scripts/interference/studies/<kind>/: __init__.py declares its runs
+# and tables, execute.py is its runner, parse.py its parser, statistics(/) its tables, findings
+# its checks of the papers, section.qmd its part of the report. A runtime is its adapter in
+# scripts/interference/runtimes/ and a line of runtimes/__init__.py.
 import os
 import sys
 
@@ -16,6 +19,7 @@ min_version("9.0")
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/inputs.smk"
 include: "workflow/rules/images.smk"
 include: "workflow/rules/run.smk"
 include: "workflow/rules/parse.smk"

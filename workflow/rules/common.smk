@@ -1,4 +1,5 @@
-# Shared helpers: the validated config, the run matrix of every study and the input functions.
+# Shared helpers: the validated config, the run matrix of every study, the order runs are
+# measured in, and the checks before the first job (the input functions are in inputs.smk).
 # Everything particular to a study comes from its module (scripts/interference/studies/),
 # everything particular to a runtime from its adapter (scripts/interference/runtimes/).
 import functools
@@ -93,29 +94,6 @@ def study_runs(study):
     return [(rt, r) for rt in cfg["runtimes"] for r in STUDIES[study].runs_on(cfg, rt)]
 
 
-@per_wildcards
-def run_predecessors(wildcards):
-    """A run its study measures after all others on its runtime waits for them. Ancient: a
-    later rerun of one of them does not rerun it (it stays the end of the first session).
-    """
-    study = STUDIES[wildcards.study]
-    if not study.after_all(wildcards.key):
-        return []
-    return [
-        ancient(
-            RUN_META.format(
-                host=HOST,
-                runtime=rt,
-                study=wildcards.study,
-                key=r.key,
-                rep=r.repetition,
-            )
-        )
-        for rt, r in study_runs(wildcards.study)
-        if rt == wildcards.runtime and not study.after_all(r.key)
-    ]
-
-
 # The order runs are measured in (run_order.py): snakemake starts the ready job of highest
 # priority; a run's priority is its distance from the end of the plan, images come first.
 RUN_PLAN = run_order.plan(
@@ -173,159 +151,6 @@ def run_priority(wildcards):
 # Every core of a local snakemake, so that no other job runs beside a measurement; under a
 # cluster executor (no --cores) one: the node is the job's alone (--exclusive).
 RUN_THREADS = workflow.resource_settings.cores or 1
-
-
-def run_metas(study):
-    return [
-        RUN_META.format(host=HOST, runtime=rt, study=study, key=r.key, rep=r.repetition)
-        for rt, r in study_runs(study)
-    ]
-
-
-def all_run_metas():
-    return [m for study in STUDIES for m in run_metas(study)]
-
-
-def imported(pattern, study=None):
-    """`pattern` (RUN_META, PARSED_PATH) for each run imported from another host (transfer.py)."""
-    return [
-        pattern.format(
-            host=host,
-            rep=r["repetition"],
-            **{k: r[k] for k in ("runtime", "study", "key")},
-        )
-        for s in ([study] if study else STUDIES)
-        for host, r in transfer.imported_runs(Path("results"), s)
-    ]
-
-
-@per_wildcards
-def parsed_runs(wildcards):
-    """This host's runs of the study, and those imported from other hosts."""
-    own = [
-        PARSED_PATH.format(
-            host=HOST, runtime=rt, study=wildcards.study, key=r.key, rep=r.repetition
-        )
-        for rt, r in study_runs(wildcards.study)
-    ]
-    return own + imported(PARSED_PATH, wildcards.study)
-
-
-def image_json(runtime, image):
-    return f"results/images/{runtime}/{image}.json"
-
-
-def all_images():
-    """Every image json the config needs, per runtime."""
-    out = set()
-    for name, study in STUDIES.items():
-        cfg = CONFIG["studies"][name]
-        out |= {image_json(rt, i) for rt in cfg["runtimes"] for i in study.images(cfg)}
-    return sorted(out)
-
-
-@per_wildcards
-def image_parent(wildcards):
-    """What an image is made from: base from nothing; a microservice on base; a stack L+S on L;
-    a runtime that converts another's images (bare metal) from that runtime's image."""
-    source = runtimes.ADAPTERS[wildcards.runtime].capabilities.image_from
-    if source:
-        return [image_json(source, wildcards.image)]
-    if wildcards.image == "base":
-        return []
-    members = wildcards.image.split("+")
-    return [
-        image_json(
-            wildcards.runtime, "base" if len(members) == 1 else "+".join(members[:-1])
-        )
-    ]
-
-
-@per_wildcards
-def image_build_inputs(wildcards):
-    """The files an image is built from (absolute: the workdir may be elsewhere, -d)."""
-    adapter = runtimes.ADAPTERS[wildcards.runtime]
-    if adapter.capabilities.image_from:  # what it makes beside the converted image
-        return [str(Path(workflow.basedir) / p) for p in adapter.build_inputs]
-    containers = Path(workflow.basedir) / "containers"
-    if wildcards.image == "base":
-        folder, extra = containers / "base", []
-    else:
-        last = wildcards.image.split("+")[-1]
-        folder, extra = registry()[last].folder, [
-            containers / "Dockerfile.microservice"
-        ]
-    return [str(p) for p in extra + sorted(folder.iterdir()) if p.is_file()]
-
-
-def run_images(wildcards):
-    return _run_images(wildcards.runtime, wildcards.study, wildcards.key)
-
-
-@functools.cache  # the same for every repetition
-def _run_images(runtime, study, key):
-    names = STUDIES[study].run_images(CONFIG["studies"][study], key)
-    return [image_json(runtime, n) for n in names]
-
-
-@per_wildcards
-def run_settings(wildcards):
-    """The run's slice of the config, as JSON: changing it reruns exactly the affected runs."""
-    settings = studies.run_settings(
-        CONFIG, wildcards.study, wildcards.runtime, wildcards.key, int(wildcards.rep)
-    )
-    return json.dumps({"host": wildcards.host, **settings}, sort_keys=True)
-
-
-# Each study's code inputs of a step, derived once per config (studies.code_files).
-STEP_CODE = {
-    (s, step): [str(p) for p in studies.code_files(s, step)]
-    for s in STUDIES
-    for step in ("parse", "statistics", "runs", "findings", "report")
-}
-
-
-def code_deps_closure(step_module):
-    """A step's own module under scripts/interference and what it imports."""
-    return [
-        str(p) for p in code_deps.closure([Path(SCRIPTS, "interference", step_module)])
-    ]
-
-
-def parse_code(wildcards):
-    return STEP_CODE[wildcards.study, "parse"]
-
-
-def statistics_code(wildcards):
-    return STEP_CODE[wildcards.study, "statistics"]
-
-
-@per_wildcards
-def table_inputs(wildcards):
-    """A statistics table's inputs: the study's samples, the tables it needs, its data files."""
-    table = STUDIES[wildcards.study].tables[wildcards.table]
-    return {
-        n: (
-            f"results/parsed/{wildcards.study}/samples.tsv"
-            if n == "samples"
-            else STATS_PATH.format(study=wildcards.study, table=n)
-        )
-        for n in table.needs
-    }
-
-
-def table_files(wildcards):
-    return [str(p) for p in STUDIES[wildcards.study].tables[wildcards.table].files]
-
-
-def table_threads(wildcards):
-    return STUDIES[wildcards.study].tables[wildcards.table].threads
-
-
-def all_tables():
-    return [
-        STATS_PATH.format(study=s, table=t) for s in STUDIES for t in STUDIES[s].tables
-    ]
 
 
 def runtimes_to_check():
