@@ -1,5 +1,7 @@
-"""A new study kind is one folder: the tiny tests/studies/startup/ dropped into a copy of
-the pipeline runs end to end — runs, parse, statistics, report — with no other file edited."""
+"""Plug-ins touch only their own files: in a copy of the pipeline, a new study kind (the tiny
+tests/studies/startup/, one folder) and a new runtime (tests/runtimes/throwaway.py, its adapter
+and two lines of the runtime registry: its import and its entry) run end to end together
+(runs, parse, statistics, report), and the copy's git status shows exactly those files."""
 
 import shutil
 import subprocess
@@ -20,8 +22,44 @@ def test_a_dropped_in_study_runs_without_edits_elsewhere(tmp_path):
         if (REPO / rel).is_file():
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, copy / rel)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(copy)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "the pipeline"], check=True)
+    # The two plug-ins: a folder, a file and a registry line.
     shutil.copytree(REPO / "tests/studies/startup", copy / "scripts/interference/studies/startup")
-    config = {"host": "testhost", "studies": {"startup": {"instances": [1, 2], "repetitions": 2}}}
+    shutil.copy(REPO / "tests/runtimes/throwaway.py", copy / "scripts/interference/runtimes/throwaway.py")
+    registry = copy / "scripts/interference/runtimes/__init__.py"
+    text = registry.read_text().replace(
+        "from interference.runtimes.docker import DockerRuntime\n",
+        "from interference.runtimes.docker import DockerRuntime\n"
+        "from interference.runtimes.throwaway import ThrowawayRuntime\n",
+    )
+    registry.write_text(
+        text.replace(
+            '    "docker": DockerRuntime,\n',
+            '    "docker": DockerRuntime,\n    "throwaway": ThrowawayRuntime,\n',
+        )
+    )
+    status = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True
+    )
+    touched = sorted(line[3:] for line in status.stdout.splitlines())
+    assert touched == [
+        "scripts/interference/runtimes/__init__.py",
+        "scripts/interference/runtimes/throwaway.py",
+        "scripts/interference/studies/startup/__init__.py",
+        "scripts/interference/studies/startup/execute.py",
+        "scripts/interference/studies/startup/parse.py",
+        "scripts/interference/studies/startup/statistics.py",
+    ]
+    diff = subprocess.run([*git, "diff", "--numstat"], capture_output=True, text=True).stdout.split()
+    assert diff[:2] == ["2", "0"]  # the registry: its import and its entry
+    config = {
+        "host": "testhost",
+        "runtimes": ["docker", "throwaway"],
+        "studies": {"startup": {"instances": [1, 2], "repetitions": 2}},
+    }
     (copy / "new.yaml").write_text(yaml.safe_dump(config))
     r = subprocess.run(
         [SNAKEMAKE, "-s", str(copy / "Snakefile"), "-d", str(copy), "--cores", "2", "report/paper.html"]
@@ -31,16 +69,16 @@ def test_a_dropped_in_study_runs_without_edits_elsewhere(tmp_path):
         timeout=900,
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    metas = sorted((copy / "results/raw/testhost/docker/startup").glob("n*/rep*/meta.json"))
-    assert [str(p.relative_to(copy / "results/raw/testhost/docker/startup")) for p in metas] == [
-        "n1/rep1/meta.json",
-        "n1/rep2/meta.json",
-        "n2/rep1/meta.json",
-        "n2/rep2/meta.json",
-    ]
+    for runtime in ("docker", "throwaway"):
+        runs = copy / "results/raw/testhost" / runtime / "startup"
+        metas = sorted(str(p.relative_to(runs)) for p in runs.glob("n*/rep*/meta.json"))
+        assert metas == ["n1/rep1/meta.json", "n1/rep2/meta.json", "n2/rep1/meta.json", "n2/rep2/meta.json"]
     summary = pd.read_csv(copy / "results/stats/startup/summary.tsv", sep="\t")
-    assert list(summary["instances"]) == [1, 2] and list(summary["n"]) == [2, 2]
+    assert sorted(zip(summary["runtime"], summary["instances"], summary["n"])) == [
+        ("docker", 1, 2), ("docker", 2, 2), ("throwaway", 1, 2), ("throwaway", 2, 2)
+    ]  # fmt: skip
     assert (summary["mean"] > 0).all()
     html = (copy / "report/paper.html").read_text()
     assert "Start-to-exit time of N concurrent containers" in html
+    assert "throwaway" in html
     assert leftover_containers() == []

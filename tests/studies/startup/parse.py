@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from interference.samples import Sample, frame
+import pandas as pd
+
+from interference.samples import OK, Sample
 
 
 def parse(meta, raw_dir):
     s = meta["settings"]
     ok = meta["n_failed"] == 0
-    sample = Sample(
-        "seconds",
-        meta["seconds"] if ok else None,
-        "s",
-        False,
-        "ok" if ok else f"exit codes {meta['exit_codes']}",
-    )
-    identity = {k: s[k] for k in ("host", "runtime", "instances", "repetition")}
-    return frame([sample.row(**identity)], list(identity))
+    status = OK if ok else f"exit codes {meta['exit_codes']}"
+    sample = Sample("seconds", meta["seconds"] if ok else None, "s", False, status)
+    return pd.DataFrame([sample.row(**{k: s[k] for k in ("host", "runtime", "instances", "repetition")})])
