@@ -26,6 +26,7 @@ def test_registry_finds_the_pair_study():
         "__init__.py",
         "microservices.py",
         "parsers/__init__.py",
+        "samples.py",
         "studies/pairs/cases.py",
         "studies/pairs/parse.py",
     ]

@@ -10,7 +10,7 @@ import pkgutil
 from pathlib import Path
 
 from interference import code_deps
-from interference.studies.base import RunKey, Study, StudyConfigError, Table
+from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).resolve().parent
 
@@ -58,4 +58,14 @@ def code_files(name: str, step: str) -> list[Path]:
     return code_deps.closure(get(name).code(step))
 
 
-__all__ = ["RunKey", "Study", "StudyConfigError", "Table", "code_files", "get", "registry", "run_settings"]
+__all__ = [
+    "KeyFormat",
+    "RunKey",
+    "Study",
+    "StudyConfigError",
+    "Table",
+    "code_files",
+    "get",
+    "registry",
+    "run_settings",
+]

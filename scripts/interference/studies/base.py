@@ -19,6 +19,7 @@ from __future__ import annotations
 import abc
 import importlib
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,38 @@ class Table:
     threads: int = 1
 
 
+class KeyFormat:
+    """A study's run key as a path made from named fields: a template such as "case{case}/{pair}"
+    and each field's regex. The key of a run, its fields read back and the workflow's wildcard
+    pattern all come from this one declaration (no study splits a key string by hand)."""
+
+    def __init__(self, template: str, **fields: str):
+        self.template, self.fields = template, fields
+        literal = re.split(r"\{(\w+)\}", template)  # text, field, text, field, ..., text
+        self.pattern = "".join(
+            re.escape(part) if i % 2 == 0 else f"(?:{fields[part]})" for i, part in enumerate(literal)
+        )
+        self._named = re.compile(
+            "".join(
+                re.escape(part) if i % 2 == 0 else f"(?P<{part}>{fields[part]})"
+                for i, part in enumerate(literal)
+            )
+        )
+
+    def key(self, **values) -> str:
+        key = self.template.format(**values)
+        if not self._named.fullmatch(key):
+            raise ValueError(f"run key {key!r} does not match {self.template!r} ({self.pattern})")
+        return key
+
+    def read(self, key: str) -> dict[str, str]:
+        """The fields of a key (strings, as in the path)."""
+        m = self._named.fullmatch(key)
+        if not m:
+            raise ValueError(f"run key {key!r} does not match {self.template!r}")
+        return m.groupdict()
+
+
 @dataclass(frozen=True)
 class RunKey:
     """One run of a study: its key (a relative path, e.g. case3b/L+S) and repetition."""
@@ -67,12 +100,16 @@ class Study(abc.ABC):
     title: ClassVar[str]
     # JSON schema of the study's config part (with defaults); `runtimes` is added by the registry.
     schema: ClassVar[dict]
-    # Regex of a run key; the workflow's wildcard constraint is the union over all studies.
-    key_pattern: ClassVar[str]
+    # Its run keys (KeyFormat); the workflow's wildcard constraint is the union of their patterns.
+    run_key: ClassVar[KeyFormat]
     # Statistics outputs by name.
     tables: ClassVar[dict[str, Table]] = {}
     # The report section (a .qmd fragment); None: the generic section (summary table).
     report_section: ClassVar[Path | None] = None
+
+    @property
+    def key_pattern(self) -> str:
+        return self.run_key.pattern
 
     def config_schema(self) -> dict:
         """The schema of studies.<name>; a study whose schema depends on declarations overrides it."""

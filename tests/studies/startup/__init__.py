@@ -5,13 +5,13 @@ in the pipeline is edited. Its rooms: this declaration, execute.py, parse.py, st
 
 from __future__ import annotations
 
-from interference.studies import RunKey, Study, Table
+from interference.studies import KeyFormat, RunKey, Study, Table
 
 
 class StartupStudy(Study):
     name = "startup"
     title = "Start-to-exit time of N concurrent containers"
-    key_pattern = r"n[0-9]+"
+    run_key = KeyFormat("n{instances}", instances=r"[0-9]+")
     schema = {
         "type": "object",
         "additionalProperties": False,
@@ -23,7 +23,11 @@ class StartupStudy(Study):
     tables = {"summary": Table("statistics:summary")}
 
     def runs(self, cfg):
-        return [RunKey(f"n{n}", r) for n in cfg["instances"] for r in range(1, cfg["repetitions"] + 1)]
+        return [
+            RunKey(self.run_key.key(instances=n), r)
+            for n in cfg["instances"]
+            for r in range(1, cfg["repetitions"] + 1)
+        ]
 
     def settings(self, cfg, key):
-        return {"instances": int(key[1:])}
+        return {"instances": int(self.run_key.read(key)["instances"])}

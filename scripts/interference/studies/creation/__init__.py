@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from interference.entity_memory import check_memory
-from interference.studies.base import RunKey, Study, StudyConfigError, Table
+from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).parent
 MICROSERVICE = "P"  # sysbench, run with a negligible workload
@@ -31,7 +31,13 @@ VARIANTS = {
 class CreationStudy(Study):
     name = "creation"
     title = "Creation time of N concurrent entities, parents × children (paper 001, Fig. 4, Table I)"
-    key_pattern = r"n[0-9]+/c[0-9]+(?:/load|/preloaded)?"
+    # The nested runtime's variants add the child image: n2/c4/load.
+    run_key = KeyFormat(
+        "n{entities}/c{children}{variant}",
+        entities=r"[0-9]+",
+        children=r"[0-9]+",
+        variant=r"(?:/load|/preloaded)?",
+    )
     schema = {
         "type": "object",
         "additionalProperties": False,
@@ -102,7 +108,7 @@ class CreationStudy(Study):
         children = sorted(cfg["children"]) if nested else [1]  # one container is one child
         reps = range(1, cfg["repetitions"] + 1)
         return [
-            RunKey(f"n{n}/c{c}{v}", r)
+            RunKey(self.run_key.key(entities=n, children=c, variant=v), r)
             for n in sorted(cfg["entities"])
             for c in children
             if n * c <= cfg["max_children"]
@@ -117,10 +123,10 @@ class CreationStudy(Study):
         return [MICROSERVICE]
 
     def settings(self, cfg, key):
-        parts = key.split("/")
-        out = {"entities": int(parts[0][1:]), "children": int(parts[1][1:]), "timeout_s": cfg["timeout_s"]}
-        if len(parts) == 3:
-            out["child_image"] = parts[2]
+        f = self.run_key.read(key)
+        out = {"entities": int(f["entities"]), "children": int(f["children"]), "timeout_s": cfg["timeout_s"]}
+        if f["variant"]:
+            out["child_image"] = f["variant"].removeprefix("/")
         return out
 
     def run_row(self, meta):

@@ -22,7 +22,7 @@ from interference import runtimes
 from interference.host_package import HostPackage
 from interference.runtimes import ovs
 from interference.runtimes.base import NETWORK_MODES
-from interference.studies.base import RunKey, Study, StudyConfigError, Table
+from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).parent
 MICROSERVICES = ("NS", "NR")  # iperf3 stream (TCP_STREAM), sockperf ping-pong (TCP_RR)
@@ -41,7 +41,12 @@ def is_nested(runtime: str) -> bool:
 class NetworkStudy(Study):
     name = "network"
     title = "Network modes: throughput and latency between an entity and its host (paper 001, Tables II, III)"
-    key_pattern = r"N[A-Z]/(to|from)-host/[a-z]+(\+[a-z]+)?"
+    run_key = KeyFormat(
+        "{microservice}/{direction}/{mode}",
+        microservice=r"N[A-Z]",
+        direction=r"(?:to|from)-host",
+        mode=r"[a-z]+(?:\+[a-z]+)?",
+    )
     schema = {
         "type": "object",
         "additionalProperties": False,
@@ -114,7 +119,10 @@ class NetworkStudy(Study):
 
     def modes_wanted(self, cfg: dict) -> set[str]:
         return {
-            m for rt in cfg["runtimes"] for r in self.runs_on(cfg, rt) for m in r.key.split("/")[2].split("+")
+            m
+            for rt in cfg["runtimes"]
+            for r in self.runs_on(cfg, rt)
+            for m in self.run_key.read(r.key)["mode"].split("+")
         }
 
     def host_packages(self, cfg: dict):
@@ -146,7 +154,7 @@ class NetworkStudy(Study):
             modes, directions = [m for m in cfg["modes"] if m in has], cfg["directions"]
         reps = range(1, cfg["repetitions"] + 1)
         return [
-            RunKey(f"{ms}/{d}/{m}", r)
+            RunKey(self.run_key.key(microservice=ms, direction=d, mode=m), r)
             for ms in cfg["microservices"]
             for d in directions
             for m in modes
@@ -157,12 +165,11 @@ class NetworkStudy(Study):
         return list(cfg["microservices"])
 
     def run_images(self, cfg, key):
-        return [key.split("/")[0]]
+        return [self.run_key.read(key)["microservice"]]
 
     def settings(self, cfg, key):
-        ms, direction, mode = key.split("/")
         keys = ("duration_s", "iterations", "iteration_timeout_s")
-        return {"microservice": ms, "direction": direction, "mode": mode, **{k: cfg[k] for k in keys}}
+        return {**self.run_key.read(key), **{k: cfg[k] for k in keys}}
 
     def network_mode(self, settings: dict) -> str | None:
         return settings["mode"]

@@ -15,7 +15,7 @@ import yaml
 
 from interference import REPO_ROOT
 from interference.microservices import registry as microservices
-from interference.studies.base import RunKey, Study, StudyConfigError, Table
+from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import cases, duration
 
 HERE = Path(__file__).resolve().parent
@@ -34,7 +34,10 @@ def memory_mib(text: str) -> float:
 class PairsStudy(Study):
     name = "pairs"
     title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"
-    key_pattern = r"case(1|1u|2|3a|3b|1-end)/[A-Z]+(\+[A-Z]+)?"
+    # case1-end/L: Case 1 again at the end (drift check).
+    run_key = KeyFormat(
+        "case{case}/{pair}", case="|".join([*cases.CASES, cases.END]), pair=r"[A-Z]+(?:\+[A-Z]+)?"
+    )
     report_section = HERE / "section.qmd"
     # The functions are in statistics/tables.py; each table of the study proper leaves out the
     # baselines re-measured at the end and, unless it uses it, Case 1u.
@@ -144,25 +147,23 @@ class PairsStudy(Study):
 
     def runs(self, cfg: dict) -> list[RunKey]:
         keys = [
-            RunKey(f"case{r['case']}/{r['pair']}", r["repetition"])
+            RunKey(self.run_key.key(case=r["case"], pair=r["pair"]), r["repetition"])
             for r in cases.runs({**cfg, "runtimes": ["-"]})
         ]
         if cfg.get("drift_check") and "1" in cfg["cases"]:
-            keys += [RunKey(f"case{cases.END}/{m}", 1) for m in cfg["microservices"]]
+            keys += [RunKey(self.run_key.key(case=cases.END, pair=m), 1) for m in cfg["microservices"]]
         return keys
 
     def after_all(self, key: str) -> bool:
-        return key.startswith(f"case{cases.END}/")
+        return self.run_key.read(key)["case"] == cases.END
 
     def images(self, cfg: dict) -> list[str]:
         return cases.images_needed(cfg)
 
-    @staticmethod
-    def _split(key: str) -> tuple[str, str]:
+    def _split(self, key: str) -> tuple[str, str]:
         """(case, pair) of a run key; the baseline re-measured at the end runs as Case 1."""
-        case, pair = key.split("/")
-        case = case.removeprefix("case")
-        return ("1" if case == cases.END else case), pair
+        f = self.run_key.read(key)
+        return ("1" if f["case"] == cases.END else f["case"]), f["pair"]
 
     def run_images(self, cfg: dict, key: str) -> list[str]:
         case, pair = self._split(key)

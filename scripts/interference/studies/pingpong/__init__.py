@@ -27,7 +27,7 @@ from pathlib import Path
 from interference import runtimes
 from interference.host_package import IPROUTE, IPTABLES, HostPackage
 from interference.runtimes.base import ISOLATED
-from interference.studies.base import RunKey, Study, StudyConfigError, Table
+from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pingpong import fabric
 
 MICROSERVICE = "HP"
@@ -56,7 +56,7 @@ def runs_layers(runtime: str) -> tuple[str, ...]:
 class PingPongStudy(Study):
     name = "pingpong"
     title = "HTTP ping-pong by message size across container, overlay and encryption layers (paper 003)"
-    key_pattern = "|".join(LAYERS)
+    run_key = KeyFormat("{layer}", layer="|".join(LAYERS))
     schema = {
         "type": "object",
         "additionalProperties": False,
@@ -140,7 +140,11 @@ class PingPongStudy(Study):
 
     def runs_on(self, cfg, runtime):
         layers = [layer for layer in cfg["layers"] if layer in runs_layers(runtime)]
-        return [RunKey(layer, r) for layer in layers for r in range(1, cfg["repetitions"] + 1)]
+        return [
+            RunKey(self.run_key.key(layer=layer), r)
+            for layer in layers
+            for r in range(1, cfg["repetitions"] + 1)
+        ]
 
     def images(self, cfg):
         return [MICROSERVICE]
@@ -150,7 +154,7 @@ class PingPongStudy(Study):
 
     def settings(self, cfg, key):
         keys = ("message_sizes", "duration_s", "concurrency", "iterations")
-        return {"layer": key, **{k: cfg[k] for k in keys}}
+        return {**self.run_key.read(key), **{k: cfg[k] for k in keys}}
 
     # -- one run ---------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from interference.entity_memory import check_memory
-from interference.studies.base import RunKey, Study, StudyConfigError, Table
+from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).parent
 MICROSERVICE = "P"  # sysbench cpu (containers/sysbench)
@@ -21,7 +21,7 @@ MICROSERVICE = "P"  # sysbench cpu (containers/sysbench)
 class ScalingStudy(Study):
     name = "scaling"
     title = "CPU scaling: N concurrent sysbench instances (paper 001, Fig. 3)"
-    key_pattern = r"n[0-9]+"
+    run_key = KeyFormat("n{instances}", instances=r"[0-9]+")
     schema = {
         "type": "object",
         "additionalProperties": False,
@@ -60,7 +60,7 @@ class ScalingStudy(Study):
 
     def runs(self, cfg):
         reps = range(1, cfg["repetitions"] + 1)
-        return [RunKey(f"n{n}", r) for n in sorted(cfg["instances"]) for r in reps]
+        return [RunKey(self.run_key.key(instances=n), r) for n in sorted(cfg["instances"]) for r in reps]
 
     def images(self, cfg):
         return [MICROSERVICE]
@@ -70,7 +70,7 @@ class ScalingStudy(Study):
 
     def settings(self, cfg, key):
         keys = ("iterations", "iteration_timeout_s", "max_prime", "events")
-        return {"instances": int(key[1:]), **{k: cfg[k] for k in keys}}
+        return {"instances": int(self.run_key.read(key)["instances"]), **{k: cfg[k] for k in keys}}
 
     def run_row(self, meta):
         return {"instances": meta["settings"]["instances"]}
