@@ -11,9 +11,11 @@ from interference.runtimes import ContainerSpec, RuntimeUnavailable, cgroups
 from interference.runtimes.docker import DockerRuntime
 from interference.runtimes.host import HostRuntime
 from interference.runtimes.lxc import LxcRuntime, cgroup_keys
-from interference.runtimes.nested import NestedRuntime, parent_flags
+from interference.runtimes.nested import NestedRuntime
+from interference.runtimes.nested_parent import parent_flags
 from interference.runtimes.podman import PodmanRuntime
-from interference.runtimes.vm import VmRuntime, guest_shape
+from interference.runtimes.vm import VmRuntime
+from interference.runtimes.vm_lifecycle import guest_shape
 
 SPEC = ContainerSpec(
     name="interference-abc-0001",

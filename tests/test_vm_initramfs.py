@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from interference.runtimes import RuntimeUnavailable
-from interference.runtimes import vm
+from interference.runtimes import vm_image
 from interference.runtimes.vm import VmRuntime
 
 HAS_ZSTD = shutil.which("zstd") is not None
@@ -44,7 +44,9 @@ def fake_modprobe(monkeypatch, paths, returncode=0, stderr=""):
     lines = [f"insmod {p} " for p in paths] + [f"insmod {paths[0]} ", "builtin crc32c"]
     answer = subprocess.CompletedProcess([], returncode, stdout="\n".join(lines) + "\n", stderr=stderr)
     monkeypatch.setattr(
-        vm.subprocess, "run", lambda argv, **kw: answer if argv[0] == "modprobe" else REAL_RUN(argv, **kw)
+        vm_image.subprocess,
+        "run",
+        lambda argv, **kw: answer if argv[0] == "modprobe" else REAL_RUN(argv, **kw),
     )
 
 
@@ -66,21 +68,21 @@ def test_a_missing_module_or_zstd_is_named_before_anything_runs(tmp_path, monkey
     fake_modprobe(
         monkeypatch, [tmp_path / "a.ko"], returncode=1, stderr="modprobe: FATAL: Module 9p not found"
     )
-    paths, lacking = vm.guest_modules("6.99.0-1-azure")
+    paths, lacking = vm_image.guest_modules("6.99.0-1-azure")
     assert paths == [] and "Module 9p not found" in lacking and "6.99.0-1-azure" in lacking
     zst = tmp_path / "ext4.ko.zst"
     zst.write_bytes(b"\x28\xb5\x2f\xfd")  # a zstd frame's magic
     fake_modprobe(monkeypatch, [zst])
-    monkeypatch.setattr(vm.shutil, "which", lambda name: None)
-    assert vm.guest_modules("6.99.0-1-test") == (
+    monkeypatch.setattr(vm_image.shutil, "which", lambda name: None)
+    assert vm_image.guest_modules("6.99.0-1-test") == (
         [zst],
-        f"the `zstd` command (apt-get install zstd): {vm.ZSTD_WHY}",
+        f"the `zstd` command (apt-get install zstd): {vm_image.ZSTD_WHY}",
     )
     with pytest.raises(RuntimeUnavailable, match="needs the `zstd` command"):
-        vm.plain_module(zst)
+        vm_image.plain_module(zst)
 
 
 def test_the_newest_kernel_is_chosen_by_version_not_by_string(tmp_path):
     for name in ("vmlinuz-6.9.0-1-amd64", "vmlinuz-6.10.0-1-amd64", "vmlinuz-6.1.0-28-amd64"):
         (tmp_path / name).touch()
-    assert vm.newest(str(tmp_path / "vmlinuz-*")) == str(tmp_path / "vmlinuz-6.10.0-1-amd64")
+    assert vm_image.newest(str(tmp_path / "vmlinuz-*")) == str(tmp_path / "vmlinuz-6.10.0-1-amd64")

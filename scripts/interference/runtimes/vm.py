@@ -20,86 +20,33 @@ Each guest boots once per container the study starts: Case 1's fresh container p
 is a fresh VM per iteration (the report says so). The host talks to a guest through a 9p
 control folder: run.sh (command and environment), mounts, net in; ready, exit_code out; the
 console is the container's log. Results and binds are 9p shares, scratch volumes are ext4
-disk images, private networks are bridges (runtimes/bridges.py) with a tap per guest."""
+disk images, private networks are bridges (runtimes/bridges.py) with a tap per guest.
+
+The guests' image (disk, initramfs) is built in runtimes/vm_image.py, their qemu processes are
+started and removed in runtimes/vm_lifecycle.py; this module is the adapter that joins them."""
 
 from __future__ import annotations
 
-import glob
-import gzip
-import hashlib
-import lzma
-import math
 import os
-import re
-import shlex
 import shutil
 import subprocess
-import tempfile
-import time
 from pathlib import Path
 
-from interference import REPO_ROOT
 from interference.host_package import IPROUTE, IPTABLES, HostPackage, static_busybox
 from interference.runtimes import cgroups, ovs, rootfs
-from interference.runtimes.base import LIMIT_KINDS, Capabilities, ContainerSpec, RuntimeUnavailable
-from interference.runtimes.bridges import BridgedNetworks, Bridges, bridge_name
+from interference.runtimes.base import LIMIT_KINDS, Capabilities, RuntimeUnavailable
+from interference.runtimes.bridges import BridgedNetworks, Bridges
 from interference.runtimes.local_processes import LocalProcessRuntime
+from interference.runtimes.vm_image import VmImages, guest_modules, newest
+from interference.runtimes.vm_lifecycle import GUEST_CGROUPS, VmLifecycle
 
-GUEST_INIT = REPO_ROOT / "containers" / "vm" / "init"
-INITRAMFS_INIT = REPO_ROOT / "containers" / "vm" / "initramfs-init"
-GUEST_DIR = "opt/interference-vm"  # in the guest's root file system
-# What the initramfs loads: the virtio root disk and ext4, 9p for the shares, virtio_net for
-# networks; their dependencies are found by modprobe on the host.
-GUEST_MODULES = ("virtio_pci", "virtio_blk", "ext4", "9pnet_virtio", "9p", "virtio_net")
-# guest_cgroup: (description, kernel parameters). The guest's init mounts cgroup2 when it sees
-# cgroup_no_v1=all (the v1 hierarchies would otherwise hold the controllers).
-GUEST_CGROUPS = {
-    "v1": ("v1: cpuset, cpu, memory hierarchies", ""),
-    "v2": ("v2: unified (cgroup_no_v1=all), every controller enabled", " cgroup_no_v1=all"),
-}
-PATH_IN_GUEST = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOW_TO_GET = (
     "On Debian: apt-get install qemu-system-x86 linux-image-amd64 busybox-static e2fsprogs cpio, "
     "and a readable and writable /dev/kvm (a machine with virtualisation, or nested KVM)."
 )
 
 
-def parse_cpuset(text: str) -> list[int]:
-    cores = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        cores += range(int(lo), int(hi or lo) + 1)
-    return cores
-
-
-def guest_shape(spec: ContainerSpec, default_memory: str) -> tuple[int, int]:
-    """(vCPUs, MiB of RAM) a container's limits become."""
-    if spec.cpuset is not None:
-        vcpus = len(parse_cpuset(spec.cpuset))
-    elif spec.cpus is not None:
-        vcpus = math.ceil(spec.cpus)
-    else:
-        vcpus = os.cpu_count() or 1
-    return vcpus, cgroups.memory_bytes(spec.memory or default_memory) // 1024**2
-
-
-def guest_mac(name: str) -> str:
-    """A locally administered MAC (QEMU's 52:54:00 prefix) of its own for each guest."""
-    h = hashlib.sha1(name.encode()).digest()
-    return "52:54:00:{:02x}:{:02x}:{:02x}".format(*h[:3])
-
-
-def newest(pattern: str) -> str | None:
-    """The file with the highest version in its name (6.10 after 6.9, unlike a string sort)."""
-
-    def version(path: str) -> list:
-        return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-+~_]", Path(path).name)]
-
-    found = sorted(glob.glob(pattern), key=version)
-    return found[-1] if found else None
-
-
-class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime):
+class VmRuntime(VmLifecycle, VmImages, BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime):
     name = "vm"
     description = "a QEMU virtual machine per container (under TCG where KVM cannot boot a stock kernel)"
     entity = "vm"
@@ -224,246 +171,8 @@ class VmRuntime(BridgedNetworks, rootfs.ExportedTreeImages, LocalProcessRuntime)
             },
         }
 
-    # -- images: a disk from Docker's image ---------------------------------------------------
-    def _disk(self, ref: str) -> Path:
-        return self.disk_dir / (rootfs.folder_of(Path("/"), ref).name + ".img")
-
-    def image_id(self, ref: str) -> str | None:
-        disk = self._disk(ref)
-        return f"vmdisk:{disk}" if disk.with_suffix(".complete").exists() else None
-
-    def convert(self, source: dict, ref: str, log: Path) -> str:
-        tree = rootfs.ensure(source, self.rootfs_dir, ref, log)
-        disk = self._disk(ref)
-        disk.parent.mkdir(parents=True, exist_ok=True)
-        staging = disk.with_suffix(".staging")
-        shutil.rmtree(staging, ignore_errors=True)
-        with open(log, "a") as f:
-            # Hard links: the exported tree stays as it is; the guest's files are added beside.
-            subprocess.run(["cp", "-al", str(tree), str(staging)], check=True, stderr=f)
-            guest = staging / GUEST_DIR
-            guest.mkdir(parents=True)
-            shutil.copy(GUEST_INIT, guest / "init")
-            shutil.copy(shutil.which("busybox"), guest / "busybox")
-            self._make_initramfs(f)
-            used = int(
-                subprocess.run(["du", "-sm", str(staging)], capture_output=True, text=True).stdout.split()[0]
-            )
-            size_mb = int(used * 1.2) + 512  # room for what a guest writes (a snapshot anyway)
-            f.write(f"$ mkfs.ext4 -d {staging} {disk} {size_mb}M\n")
-            f.flush()
-            disk.unlink(missing_ok=True)
-            subprocess.run(
-                ["mkfs.ext4", "-q", "-F", "-L", "root", "-d", str(staging), str(disk), f"{size_mb}M"],
-                check=True,
-                stdout=f,
-                stderr=subprocess.STDOUT,
-            )
-        shutil.rmtree(staging)
-        disk.with_suffix(".complete").write_text(source["id"] + "\n")
-        return f"vmdisk:{disk}"
-
-    def _initramfs(self) -> Path:
-        # The tag: archives made before modules were decompressed are not reused.
-        digest = hashlib.sha256(INITRAMFS_INIT.read_bytes() + b"plain .ko").hexdigest()[:12]
-        return self.disk_dir / f"initramfs-{self.kernel_version}-{digest}.cpio.gz"
-
-    def _make_initramfs(self, log) -> None:
-        """busybox, the modules and /init as a gzipped newc cpio archive (once per kernel)."""
-        out = self._initramfs()
-        if out.exists():
-            return
-        with tempfile.TemporaryDirectory(prefix="interference-initramfs-") as tmp:
-            root = Path(tmp)
-            (root / "bin").mkdir()
-            (root / "modules").mkdir()
-            shutil.copy(shutil.which("busybox"), root / "bin" / "busybox")
-            shutil.copy(INITRAMFS_INIT, root / "init")
-            order = self._copy_modules(root / "modules")
-            log.write(f"initramfs {out}: modules {' '.join(order)}\n")
-            files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
-            cpio = subprocess.run(
-                ["cpio", "-o", "-H", "newc", "--quiet"], input="\n".join(files).encode(), cwd=root,
-                capture_output=True, check=True,
-            )  # fmt: skip
-        tmp_out = out.with_suffix(".tmp")
-        tmp_out.write_bytes(gzip.compress(cpio.stdout))
-        tmp_out.rename(out)
-
-    def _copy_modules(self, dest: Path) -> list[str]:
-        """The guest kernel's modules of GUEST_MODULES with their dependencies, in load order."""
-        paths, lacking = guest_modules(self.kernel_version)
-        if lacking:
-            raise RuntimeUnavailable(f"The virtual-machine runtime (vm) needs {lacking}.")
-        return copy_modules(paths, dest)
-
-    # -- runs --------------------------------------------------------------------------------
-    def _ctl(self, name: str) -> Path:
-        return self.state_dir / "guests" / name
-
-    def _tap(self, name: str) -> str:
-        return "itt" + bridge_name(name)[3:]
-
-    def _volume_dir(self, name: str) -> Path:
-        return self.state_dir / "volumes" / name
-
-    def run_argv(self, spec: ContainerSpec) -> list[str]:
-        vcpus, mib = guest_shape(spec, self.o["default_memory"])
-        ctl = self._ctl(spec.name)
-        accel = self.accel()[0]
-        cpu = self.o["cpu_model"] if accel == "kvm" else "max"
-        cgroup_args = GUEST_CGROUPS[self.o["guest_cgroup"]][1]
-        argv = [
-            "qemu-system-x86_64", "-accel", accel, "-cpu", cpu, "-smp", str(vcpus), "-m", f"{mib}M",
-            "-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-no-reboot",
-            "-kernel", self.kernel, "-initrd", str(self._initramfs()),
-            "-append", "console=ttyS0 quiet loglevel=3 panic=-1" + cgroup_args,
-            "-drive", f"file={spec.image.removeprefix('vmdisk:')},if=virtio,format=raw,snapshot=on",
-            "-virtfs", f"local,path={ctl},mount_tag=ctl,security_model=none",
-        ]  # fmt: skip
-        for i, (host_dir, _) in enumerate(spec.binds):
-            argv += ["-virtfs", f"local,path={Path(host_dir).resolve()},mount_tag=b{i},security_model=none"]
-        for volume, _ in spec.volumes:
-            argv += ["-drive", f"file={self._volume_dir(volume) / 'disk.img'},if=virtio,format=raw"]
-        if spec.network or spec.network_mode:
-            argv += ["-netdev", f"tap,id=n0,ifname={self._tap(spec.name)},script=no,downscript=no"]
-            # QEMU gives every guest the same MAC unless told: two on one bridge would not talk.
-            device = f"virtio-net-pci,netdev=n0,mac={guest_mac(spec.name)}"
-            if spec.network_mode == "ovs":
-                device += ",csum=off,guest_csum=off"  # OVS's userspace datapath fills in no checksums
-            argv += ["-device", device]
-        return argv
-
-    def _write_ctl(self, spec: ContainerSpec) -> None:
-        ctl = self._ctl(spec.name)
-        shutil.rmtree(ctl, ignore_errors=True)
-        ctl.mkdir(parents=True)
-        env = [
-            "env",
-            "-i",
-            f"PATH={PATH_IN_GUEST}",
-            "HOME=/root",
-            *[f"{k}={v}" for k, v in sorted(spec.env.items())],
-        ]
-        (ctl / "run.sh").write_text("exec " + shlex.join(env + spec.command) + "\n")
-        mounts = [f"9p b{i} {c}" for i, (_, c) in enumerate(spec.binds)]
-        # Disks follow the root disk (vda) in the order of the -drive flags.
-        mounts += [f"disk /dev/vd{chr(ord('b') + i)} {c}" for i, (_, c) in enumerate(spec.volumes)]
-        (ctl / "mounts").write_text("".join(m + "\n" for m in mounts))
-        (ctl / "net").write_text(self._attach(spec))
-
-    def _attach(self, spec: ContainerSpec) -> str:
-        """The guest's tap on its bridge or OVS; its /ctl/net line: ADDRESS/PREFIX [GATEWAY]."""
-        if not (spec.network or spec.network_mode):
-            return ""
-        tap = self._tap(spec.name)
-        subprocess.run(["ip", "tuntap", "add", "dev", tap, "mode", "tap"], check=True, capture_output=True)
-        if spec.network_mode == "ovs":
-            switch = ovs.OvsSwitch(spec.labels[ovs.RUN_LABEL])
-            address, prefix = switch.attach_port(spec.name, tap)
-            self.attached[spec.name] = switch
-            return f"{address}/{prefix} {switch.gateway()}\n"
-        if spec.network_mode == "bridge":
-            address, prefix, bridge, gateway = self.own_bridge(spec.name, spec.labels)
-        else:
-            (address, prefix, bridge), gateway = self.bridges.address_for(spec.network, spec.name), None
-        subprocess.run(["ip", "link", "set", tap, "master", bridge, "up"], check=True, capture_output=True)
-        return f"{address}/{prefix}" + (f" {gateway}" if gateway else "") + "\n"
-
-    def start(self, spec: ContainerSpec) -> None:
-        self._write_ctl(spec)
-        # The qemu process (all its vCPU threads) in a cgroup with the cpuset and CPU quota.
-        folders = cgroups.create(spec.name, spec.cpuset, spec.cpus, None)
-        proc = self._launch(spec, {}, preexec_fn=lambda: cgroups.join(folders, os.getpid()))
-        # Booted when init says so: a study's clock starts with the guest, not with qemu.
-        deadline = time.time() + self.o["boot_timeout_s"]
-        while not (self._ctl(spec.name) / "ready").exists():
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(
-                    f"guest {spec.name} did not boot (qemu exit {proc.poll()}):\n{self.logs(spec.name)[-2000:]}"
-                )
-            time.sleep(0.05)
-
-    def wait(self, name: str, timeout_s: float) -> int | None:
-        if super().wait(name, timeout_s) is None:
-            return None
-        code = self._ctl(name) / "exit_code"
-        return int(code.read_text()) if code.exists() else 255  # the guest died before its command ended
-
-    def remove(self, name: str) -> None:
-        cgroups.kill_and_remove(name)  # qemu and anything it started
-        self._forget(name)
-        subprocess.run(["ip", "link", "del", self._tap(name)], capture_output=True)
-        shutil.rmtree(self._ctl(name), ignore_errors=True)
-
-    def create_volume(self, name: str, labels: dict) -> None:
-        super().create_volume(name, labels)
-        disk = self._volume_dir(name) / "disk.img"
-        subprocess.run(["truncate", "-s", self.o["volume_size"].upper(), str(disk)], check=True)
-        subprocess.run(["mkfs.ext4", "-q", "-F", str(disk)], check=True, capture_output=True)
-
 
 def _static_busybox() -> bool:
     """A busybox that runs without the host's libraries (a dynamic one names its loader)."""
     path = shutil.which("busybox")
     return path is not None and b"ld-linux" not in Path(path).read_bytes()[:4096]
-
-
-def guest_modules(kernel_version: str) -> tuple[list[Path], str]:
-    """The files of GUEST_MODULES and their dependencies in load order, as modprobe resolves them on
-    the host (built-in ones need none), and what is lacking to put them in an initramfs ("": nothing)."""
-    r = subprocess.run(
-        ["modprobe", "-S", kernel_version, "-a", "--show-depends", *GUEST_MODULES],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if r.returncode != 0:
-        return [], (
-            f"kernel {kernel_version}'s modules {', '.join(GUEST_MODULES)} ({r.stderr.strip()}; a cloud "
-            "kernel may lack some: Debian's linux-image-amd64 or Ubuntu's linux-image-generic has them, "
-            "or name another kernel with the vm runtime's `kernel` option)"
-        )
-    paths: list[Path] = []
-    for line in r.stdout.splitlines():
-        if line.startswith("insmod ") and (path := Path(line.split()[1])) not in paths:
-            paths.append(path)
-    if any(p.suffix == ".zst" for p in paths) and shutil.which("zstd") is None:
-        return paths, f"the `zstd` command (apt-get install zstd): {ZSTD_WHY}"
-    return paths, ""
-
-
-# Why compressed modules are decompressed on the host.
-ZSTD_WHY = (
-    "the guest kernel's modules are zstd-compressed, and the initramfs's busybox insmod loads only plain ones"
-)
-
-
-def plain_module(path: Path) -> tuple[str, bytes]:
-    """A module file's uncompressed name and bytes. Ubuntu's and newer Debian kernels ship .ko.zst,
-    .ko.xz or .ko.gz, which busybox insmod cannot load; Python has xz and gzip, zstd is a command."""
-    data, suffix = path.read_bytes(), path.suffix
-    if suffix == ".xz":
-        data = lzma.decompress(data)
-    elif suffix == ".gz":
-        data = gzip.decompress(data)
-    elif suffix == ".zst":
-        if shutil.which("zstd") is None:
-            raise RuntimeUnavailable(f"{path} needs the `zstd` command (apt-get install zstd): {ZSTD_WHY}.")
-        data = subprocess.run(["zstd", "-dcq", str(path)], capture_output=True, check=True).stdout
-    else:
-        return path.name, data
-    return path.name.removesuffix(suffix), data
-
-
-def copy_modules(paths: list[Path], dest: Path) -> list[str]:
-    """The modules into dest, uncompressed, and their load order (dest/order, which
-    containers/vm/initramfs-init reads)."""
-    order = []
-    for path in paths:
-        name, data = plain_module(path)
-        if name not in order:
-            (dest / name).write_bytes(data)
-            order.append(name)
-    (dest / "order").write_text("\n".join(order) + "\n")
-    return order
