@@ -276,7 +276,7 @@ def test_lower_is_better_published_means_give_the_papers_sign(tmp_path):
 
 
 def test_means_are_converted_to_our_unit(rep):
-    m = rep.published_means()
+    m = rep.comparison.published_means()
     stream = m[(m["paper"] == "000") & (m["metric"] == "copy") & (m["case"] == "1")].iloc[0]
     assert stream["paper_unit"] == "GB/s" and stream["paper_mean"] == pytest.approx(
         stream["paper_mean_printed"] * 1000
@@ -287,22 +287,24 @@ def test_means_are_converted_to_our_unit(rep):
 
 
 def test_sections_only_for_microservices_present(rep):
-    assert rep.targets() == ["L", "S", "B"]
-    assert rep.resources_present() == ["cpu", "memory", "disk"]
-    headings = [b.content for b in rep.results_blocks() if b.kind == "md" and b.content.startswith("###")]
+    assert rep.data.targets() == ["L", "S", "B"]
+    assert rep.data.resources_present() == ["cpu", "memory", "disk"]
+    headings = [
+        b.content for b in rep.results.results_blocks() if b.kind == "md" and b.content.startswith("###")
+    ]
     assert headings[:1] == ["### CPU"] and "### Disk I/O" in headings
     assert not any("Network" in h for h in headings)
 
 
 def test_result_table_has_the_papers_layout(rep):
-    html = rep.result_table("L", "gflops", "fixturehost", "docker").content
+    html = rep.results.result_table("L", "gflops", "fixturehost", "docker").content
     for col in ["Mean", "Median", "Tr. Mean", "Max", "Min", "SD", "CV"]:
         assert f">{col}<" in html
     assert ">L(+S)<" in html and ">Case 3b<" in html
 
 
 def test_comparison_verdicts(rep):
-    c = rep.comparison()
+    c = rep.comparison.published_irs()
     assert len(c) and set(c["paper"]) == {"000", "002"}
     row = c[
         (c["paper"] == "000")
@@ -314,16 +316,18 @@ def test_comparison_verdicts(rep):
     # The paper has a gain (+0.242); the fixture machine a loss.
     assert row["verdict"] == "opposite sign" and not row["direction_agrees"]
     assert published.direction(0.01) == 0 and published.direction(-0.3) == -1
-    summary = rep.comparison_summary(c)
+    summary = rep.comparison.comparison_summary(c)
     assert f"of the papers' {len(c)} interference ratios" in summary
     assert "Not reproduced" in summary
 
 
 def test_anova_sentence_names_the_factor_and_its_effect_size(rep):
-    fam = rep.anova[
-        (rep.anova["target"] == "L") & (rep.anova["metric"] == "gflops") & (rep.anova["runtime"] == "docker")
+    fam = rep.data.anova[
+        (rep.data.anova["target"] == "L")
+        & (rep.data.anova["metric"] == "gflops")
+        & (rep.data.anova["runtime"] == "docker")
     ]
-    s = rep.anova_sentence(fam)
+    s = rep.significance.anova_sentence(fam)
     top = (
         fam[fam["method"] == "anova2"]
         .dropna(subset=["partial_eta_sq"])
@@ -336,7 +340,7 @@ def test_anova_sentence_names_the_factor_and_its_effect_size(rep):
 def test_no_published_tables(stats, tmp_path):
     bare = copy_stats(stats, tmp_path / "bare", lambda name, df: df.iloc[:0] if name == "published" else df)
     r = section(bare, None)
-    assert "not available" in r.comparison_blocks()[0].content
+    assert "not available" in r.comparison.comparison_blocks()[0].content
     assert any("No published values" in b.content for b in r.abstract())
 
 
@@ -351,55 +355,55 @@ def test_every_section_renders_with_one_group_and_one_runtime(tmp_path, stats):
     r = section(copy_stats(stats, tmp_path / "small", keep), None)
     for part in [
         r.abstract,
-        r.ceem,
-        r.cases_blocks,
-        r.runs_blocks,
-        r.results_blocks,
-        r.heatmap_blocks,
-        r.runtimes_blocks,
-        r.anova_blocks,
-        r.posthoc_blocks,
-        r.comparison_blocks,
-        r.quality_blocks,
-        r.doc.environment_blocks,
-        r.doc.colophon,
+        r.method.ceem,
+        r.method.cases_blocks,
+        r.method.runs_blocks,
+        r.results.results_blocks,
+        r.results.heatmap_blocks,
+        r.runtimes.runtimes_blocks,
+        r.significance.anova_blocks,
+        r.significance.posthoc_blocks,
+        r.comparison.comparison_blocks,
+        r.quality.quality_blocks,
+        r.data.doc.environment_blocks,
+        r.data.doc.colophon,
     ]:
         assert isinstance(part(), list)  # each renders
-    assert np.isfinite(r.summary["mean"]).all()
+    assert np.isfinite(r.data.summary["mean"]).all()
     # What has no data says so in a sentence of its own.
     said = {
-        r.runtimes_blocks: "This run used one runtime (docker), so there is no comparison between runtimes.",
-        r.heatmap_blocks: "No interference ratios were computed (no concurrent case in the data).",
-        r.anova_blocks: "No ANOVA results.",
-        r.posthoc_blocks: "No post hoc results.",
+        r.runtimes.runtimes_blocks: "This run used one runtime (docker), so there is no comparison between runtimes.",
+        r.results.heatmap_blocks: "No interference ratios were computed (no concurrent case in the data).",
+        r.significance.anova_blocks: "No ANOVA results.",
+        r.significance.posthoc_blocks: "No post hoc results.",
     }
     for part, sentence in said.items():
         assert [b.content for b in part()] == [sentence]
-    assert "are not available" in r.comparison_blocks()[0].content
+    assert "are not available" in r.comparison.comparison_blocks()[0].content
 
 
 def test_two_runtimes_are_reported_side_by_side(rep):
-    assert rep.many_setups() and rep.runtime_names() == ["docker", "host"]
-    results = rep.results_blocks()
+    assert rep.data.many_setups() and rep.runtimes.runtime_names() == ["docker", "host"]
+    results = rep.results.results_blocks()
     assert any(b.kind == "md" and b.content == "##### host on fixturehost" for b in results)
-    assert len(rep.heatmap_blocks()) == 2
-    blocks = rep.runtimes_blocks()
+    assert len(rep.results.heatmap_blocks()) == 2
+    blocks = rep.runtimes.runtimes_blocks()
     table = next(b.content for b in blocks if "<table" in b.content)
     assert "Mean on docker" in table and "docker / host" in table
     assert sum("<figure" in b.content for b in blocks) == 1
     for part in [
-        rep.anova_blocks,
-        rep.posthoc_blocks,
-        rep.comparison_blocks,
-        rep.quality_blocks,
-        rep.runs_blocks,
+        rep.significance.anova_blocks,
+        rep.significance.posthoc_blocks,
+        rep.comparison.comparison_blocks,
+        rep.quality.quality_blocks,
+        rep.method.runs_blocks,
     ]:
         text = "".join(b.content for b in part())
         assert "(docker on fixturehost)" in text and "(host on fixturehost)" in text, part.__name__
 
 
 def test_contention_section_shows_pressure_per_case_and_its_relation_to_performance(rep, stats, tmp_path):
-    blocks = rep.contention_blocks()
+    blocks = rep.contention.contention_blocks()
     table = next(b.content for b in blocks if "<table" in b.content)
     assert "CPU some" in table and "Case 3a" in table and "OOM kills" in table
     assert sum("<figure" in b.content for b in blocks) == 1
@@ -410,25 +414,25 @@ def test_contention_section_shows_pressure_per_case_and_its_relation_to_performa
     bare = copy_stats(
         stats, tmp_path / "s", keep=lambda name, df: df.iloc[0:0] if name == "contention" else df
     )
-    only = section(bare).contention_blocks()
+    only = section(bare).contention.contention_blocks()
     assert len(only) == 1 and "no contention telemetry" in only[0].content
 
 
 def test_quality_part_shows_the_drift_and_the_run_order(rep, stats, tmp_path):
-    blocks = rep.drift_blocks()
+    blocks = rep.quality.drift_blocks()
     text = blocks[0].content
     assert text.startswith("**Drift.**") and "at most 3.0 % in size" in text
     table = blocks[1].content
     assert "Minutes apart" in table and "−3.0 %" in table and "60.0" in table
-    order = environment.order_block(rep.doc)
+    order = environment.order_block(rep.data.doc)
     assert len(order) == 1 and "random order drawn with seed 1" in order[0].content
     assert "fixturehost: " in order[0].content and "Kendall's τ" in order[0].content
     bare = copy_stats(stats, tmp_path / "s", keep=lambda name, df: df.iloc[0:0] if name == "drift" else df)
-    assert "Not measured" in section(bare).drift_blocks()[0].content
+    assert "Not measured" in section(bare).quality.drift_blocks()[0].content
 
 
 def test_bonnie_page_cache_evidence_per_case(rep, stats, tmp_path):
-    blocks = rep.page_cache_blocks()
+    blocks = rep.page_cache.page_cache_blocks()
     assert blocks[0].content.startswith("**Bonnie++ and the page cache.**")
     table = blocks[1].content
     for case in ("Case 1", "Case 2", "Case 3a", "Case 3b"):
@@ -439,7 +443,7 @@ def test_bonnie_page_cache_evidence_per_case(rep, stats, tmp_path):
     env["config"]["studies"]["pairs"].setdefault("sizes", {})["B"] = {"direct_io": True}
     direct = copy_stats(stats, tmp_path / "d")
     (direct / "environment.json").write_text(json.dumps(env))
-    only = section(direct).page_cache_blocks()
+    only = section(direct).page_cache.page_cache_blocks()
     assert len(only) == 1 and "O_DIRECT" in only[0].content
 
 
@@ -456,8 +460,8 @@ def test_bonnie_rewrite_cause_follows_the_irs(rep):
     assert "no gain to explain" in none and "absence" not in none
     assert "not in these results" in rewrite_cause({"1": [], "3b": [0.0]})
     # The section's text is one of these, from the fixture's own IRs.
-    text = rep.page_cache_blocks()[0].content
-    ir = rep.ir[(rep.ir["target"] == "B") & (rep.ir["metric"] == "block_rewrite")]
+    text = rep.page_cache.page_cache_blocks()[0].content
+    ir = rep.data.ir[(rep.data.ir["target"] == "B") & (rep.data.ir["metric"] == "block_rewrite")]
     irs = {c: list(g["ir"].dropna()) for c, g in ir.groupby("case")}
     assert rewrite_cause(irs) in text
     if not any(irs.get(c) for c in ("2", "3a")):  # the fixture's Bonnie++ has no rewrite IR

@@ -1,7 +1,8 @@
-"""The pair study's section of the paper (studies/pairs/section.qmd calls it): one class whose
-parts live in one module each.
+"""The pair study's section of the paper (studies/pairs/section.qmd calls it). PairsSection composes
+one part per module, each a plain class given the one PairsData (quality also gets the page_cache
+part, whose evidence it lists); section.qmd calls the parts, e.g. `pairs.results.results_blocks()`.
 
-  data          the tables of results/stats/pairs/ and the naming (targets, metrics, cases)
+  data          PairsData: the tables of results/stats/pairs/ and the naming (targets, metrics, cases)
   method        CEEM steps, microservices and tools, placement cases and limits, runs
   results       the papers' tables per microservice, bars of means, IR bars, IR heat map
   runtimes      Case 1 baselines per runtime, relative to bare metal (or docker)
@@ -35,35 +36,37 @@ from interference.studies.pairs.section.significance import Significance
 from interference.studies.pairs.section.split import Split
 
 
-class PairsSection(
-    Method,
-    Results,
-    Split,
-    Runtimes,
-    Hosts,
-    Contention,
-    Significance,
-    Comparison,
-    Quality,
-    PageCache,
-    PairsData,
-):
-    """Every part of the pair study's section, from the Document's stats folder."""
+class PairsSection:
+    """Every part of the pair study's section, over one PairsData from the Document's stats folder."""
+
+    def __init__(self, doc):
+        self.data = PairsData(doc)
+        self.method = Method(self.data)
+        self.results = Results(self.data)
+        self.split = Split(self.data)
+        self.runtimes = Runtimes(self.data)
+        self.hosts = Hosts(self.data)
+        self.contention = Contention(self.data)
+        self.significance = Significance(self.data)
+        self.comparison = Comparison(self.data)
+        self.page_cache = PageCache(self.data)
+        self.quality = Quality(self.data, self.page_cache)
 
     def abstract(self) -> list[Block]:
-        s = self.summary
-        n_runs = len(self.runs) if len(self.runs) else self.env.get("n_runs", 0)
-        names = and_list(f"{self.name(t)} ({t})" for t in self.targets())
+        data = self.data
+        s = data.summary
+        n_runs = len(data.runs) if len(data.runs) else data.env.get("n_runs", 0)
+        names = and_list(f"{data.name(t)} ({t})" for t in data.targets())
         cases = [c for c in CASE_NAME if c in set(s["case"])]
         blocks = [
             md(
                 f"This report re-runs the container-interference experiments of the papers on "
-                f"{self.doc.host_line()}, with {self.doc.engine_line()}. "
+                f"{data.doc.host_line()}, with {data.doc.engine_line()}. "
                 f"{plural(n_runs, 'run')} of {names} in {and_list(CASE_NAME[c] for c in cases)} gave "
                 f"{int(s['n'].sum())} samples in {len(s)} case × target × partner × metric groups."
             )
         ]
-        comp = self.comparison()
+        comp = self.comparison.published_irs()
         if len(comp):
             agree = int(comp["direction_agrees"].sum())
             blocks.append(
@@ -80,13 +83,13 @@ class PairsSection(
                     "this report shows this machine's results alone."
                 )
             )
-        worst = self.ir.dropna(subset=["ir"]).sort_values("ir").head(1)
+        worst = data.ir.dropna(subset=["ir"]).sort_values("ir").head(1)
         if len(worst):
             w = worst.iloc[0]
             blocks.append(
                 md(
                     f"The strongest interference measured here is {CASE_NAME[w['case']]} "
-                    f"{self.label(w['target'], w['partner'])} on {self.metric_title(w['target'], w['metric'])}: "
+                    f"{data.label(w['target'], w['partner'])} on {data.metric_title(w['target'], w['metric'])}: "
                     f"IR = {ir_str(w['ir'])} ({pct(w['ir'])} against the baseline)."
                 )
             )

@@ -12,13 +12,18 @@ from interference.report.format import cap, is_num, num, pct
 from interference.report.format import signed as ir_str
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
-from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME
+from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME, PairsData
 from interference.studies.pairs.statistics.published import NEGLIGIBLE_IR, SIMILAR_FACTOR, direction
 
 
 class Comparison:
+    """The published values beside ours."""
+
+    def __init__(self, data: PairsData):
+        self.data = data
+
     def _sorted(self, d: pd.DataFrame, target_key, partner_missing: int) -> pd.DataFrame:
-        pos = {x: i for i, x in enumerate(self.order())}
+        pos = {x: i for i, x in enumerate(self.data.order())}
         d = d.assign(
             _o=d["case"].map({c: i for i, c in enumerate(CASES)}),
             _t=d["target"].map(target_key),
@@ -28,19 +33,19 @@ class Comparison:
             columns=["_o", "_t", "_p"]
         )
 
-    def comparison(self) -> pd.DataFrame:
+    def published_irs(self) -> pd.DataFrame:
         """The published IRs beside ours (rows of published.tsv with comparison "ir")."""
-        c = self.published[self.published["comparison"] == "ir"]
-        pos = {x: i for i, x in enumerate(self.order())}
+        c = self.data.published[self.data.published["comparison"] == "ir"]
+        pos = {x: i for i, x in enumerate(self.data.order())}
         return self._sorted(c, lambda x: pos.get(x, 99), 99).reset_index(drop=True)
 
     def published_means(self) -> pd.DataFrame:
-        m = self.published[self.published["comparison"] == "mean"]
+        m = self.data.published[self.data.published["comparison"] == "mean"]
         return self._sorted(m, lambda x: x, -1).reset_index(drop=True)
 
     def has_published(self) -> bool:
-        d = self.doc.published_dir
-        return bool(d and d.exists() and any(d.glob("*.tsv"))) or len(self.published) > 0
+        d = self.data.doc.published_dir
+        return bool(d and d.exists() and any(d.glob("*.tsv"))) or len(self.data.published) > 0
 
     def comparison_blocks(self) -> list[Block]:
         if not self.has_published():
@@ -50,7 +55,7 @@ class Comparison:
                     "available, so there is nothing to compare with yet."
                 )
             ]
-        c = self.comparison()
+        c = self.published_irs()
         if c.empty:
             return [
                 md(
@@ -63,13 +68,13 @@ class Comparison:
             rows.append([
                 f"{r['paper']}, {r['source']}" + ("*" if r["ir_from"] == "the paper's means" else ""),
                 CASE_NAME.get(r["case"], r["case"]),
-                self.label(r["target"], r["partner"]) + self.setup_suffix(r["host"], r["runtime"]),
+                self.data.label(r["target"], r["partner"]) + self.data.setup_suffix(r["host"], r["runtime"]),
                 r["metric"], ir_str(r["paper_ir"]), ir_str(r["ir"]), ci, "yes" if r["in_ci"] else "no", r["verdict"],
             ])  # fmt: skip
             cls[i] = "agree-cell" if r["direction_agrees"] else "flag-cell"
         blocks = [md(self.comparison_summary(c))]
         blocks.append(
-            self.table(
+            self.data.table(
                 ["Paper, source", "Case", "Target(+partner)", "Metric", "IR paper", "IR here", "95 % CI here",
                  "Paper in CI", "Verdict"],
                 rows,
@@ -102,7 +107,7 @@ class Comparison:
         by = c.groupby("target")["direction_agrees"].agg(["sum", "count"])
         lines.append(
             "By target: "
-            + "; ".join(f"{self.name(t)} {int(by.loc[t, 'sum'])}/{int(by.loc[t, 'count'])}" for t in self.order()
+            + "; ".join(f"{self.data.name(t)} {int(by.loc[t, 'sum'])}/{int(by.loc[t, 'count'])}" for t in self.data.order()
                         if t in by.index)
             + "."
         )  # fmt: skip
@@ -127,7 +132,7 @@ class Comparison:
             lines.append(
                 "Not reproduced: "
                 + "; ".join(
-                    f"{CASE_NAME[r['case']]} {self.label(r['target'], r['partner'])} {r['metric']} "
+                    f"{CASE_NAME[r['case']]} {self.data.label(r['target'], r['partner'])} {r['metric']} "
                     f"({r['paper']}: {ir_str(r['paper_ir'])}, here {ir_str(r['ir'])})"
                     for _, r in shown.iterrows()
                 )
@@ -141,19 +146,19 @@ class Comparison:
         for (paper, host, runtime, t, metric), g in c.groupby(
             ["paper", "host", "runtime", "target", "metric"]
         ):
-            if self.many_setups():
-                paper = f"{paper} vs {self.setup_name(host, runtime)}"
+            if self.data.many_setups():
+                paper = f"{paper} vs {self.data.setup_name(host, runtime)}"
             if len(g) < 2:
                 continue
             pw, ow = g.loc[g["paper_ir"].idxmin()], g.loc[g["ir"].idxmin()]
-            lab = f"{CASE_NAME[pw['case']]} {self.label(t, pw['partner'])}"
-            head = f"{paper}: the worst {self.metric_title(t, metric)} combination"
+            lab = f"{CASE_NAME[pw['case']]} {self.data.label(t, pw['partner'])}"
+            head = f"{paper}: the worst {self.data.metric_title(t, metric)} combination"
             if (pw["case"], pw["partner"]) == (ow["case"], ow["partner"]):
                 out.append(
                     f"{head}, {lab} ({ir_str(pw['paper_ir'])}), is the worst here too ({ir_str(ow['ir'])})"
                 )
             else:
-                here = f"{CASE_NAME[ow['case']]} {self.label(t, ow['partner'])} ({ir_str(ow['ir'])})"
+                here = f"{CASE_NAME[ow['case']]} {self.data.label(t, ow['partner'])} ({ir_str(ow['ir'])})"
                 out.append(f"{head} is {lab} ({ir_str(pw['paper_ir'])}); here it is {here}")
         return out
 
@@ -174,7 +179,7 @@ class Comparison:
     def comparison_figure(self, c: pd.DataFrame) -> Block | None:
         if len(c) < 2:
             return None
-        markers = dict(zip(self.order(), MARKERS))
+        markers = dict(zip(self.data.order(), MARKERS))
         points = [
             Point(r["paper_ir"] * 100, r["ir"] * 100, r["ir_ci_low"] * 100, r["ir_ci_high"] * 100,
                   CASE_COLOR.get(r["case"], "#333333"), markers.get(r["target"], "o"))
@@ -184,11 +189,15 @@ class Comparison:
             points,
             NEGLIGIBLE_IR * 100,
             [(CASE_NAME[k], CASE_COLOR[k]) for k in CONCURRENT if k in set(c["case"])],
-            [(f"{t} ({self.name(t)})", markers.get(t, "o")) for t in self.order() if t in set(c["target"])],
+            [
+                (f"{t} ({self.data.name(t)})", markers.get(t, "o"))
+                for t in self.data.order()
+                if t in set(c["target"])
+            ],
             "IR in the paper (% of its baseline)",
             "IR on this machine (% of its baseline)",
         )
-        return self.figure(
+        return self.data.figure(
             fig,
             "Published against reproduced interference ratios, one point per combination (error bars: this run's "
             "95 % interval). On the dashed diagonal the two agree; in the lower-left and upper-right quadrants they "
@@ -208,7 +217,7 @@ class Comparison:
                 cv = num(r["paper_cv"], 3) + ("*" if r["paper_cv_from"] == "sd/mean" else "")
             rows.append([
                 f"{r['paper']}, {r['source']}", CASE_NAME.get(r["case"], r["case"]),
-                self.label(r["target"], r["partner"]), f"{r['metric']} ({r['unit']})",
+                self.data.label(r["target"], r["partner"]), f"{r['metric']} ({r['unit']})",
                 num(r["paper_mean"]) if converted else f"{num(r['paper_mean_printed'])} {r['paper_unit']}",
                 num(r["mean"]), num(r["here_over_paper"], 2), cv, num(r["cv"], 3),
             ])  # fmt: skip
@@ -216,9 +225,9 @@ class Comparison:
             md(
                 "The absolute values depend on the hardware and the workload sizes, so the means are shown "
                 "for scale only; the interference ratios above are the comparable quantity. This machine: "
-                f"{self.doc.host_line()}."
+                f"{self.data.doc.host_line()}."
             ),
-            self.table(
+            self.data.table(
                 ["Paper, source", "Case", "Target(+partner)", "Metric (unit here)", "Mean paper", "Mean here",
                  "Here / paper", "CV paper", "CV here"],
                 rows,

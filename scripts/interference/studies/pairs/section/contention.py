@@ -11,7 +11,7 @@ from scipy import stats
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, p_str, pct, plural
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
-from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME
+from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME, PairsData
 from interference.studies.pairs.statistics.iteration_telemetry import TELEMETRY
 
 SHARES = ["psi_cpu_some", "psi_cpu_full", "psi_memory_some", "psi_io_some", "throttled"]
@@ -37,12 +37,17 @@ def pressure_figure(d, targets: list[str]) -> Figure:
 
 
 class Contention:
+    """Pressure, throttling and memory failures per case; performance against CPU pressure."""
+
+    def __init__(self, data: PairsData):
+        self.data = data
+
     def contention_blocks(self) -> list[Block]:
-        d = self.doc.stats.table("pairs", "contention", ["value", "relative", *TELEMETRY])
+        d = self.data.doc.stats.table("pairs", "contention", ["value", "relative", *TELEMETRY])
         if d.empty or "psi_cpu_some" not in d or d["psi_cpu_some"].isna().all():
             return [md("These runs carry no contention telemetry (`telemetry_interval_s: 0`, or results of a version "
                        "before it); run them again to see pressure and throttling here.")]  # fmt: skip
-        interval = self.doc.config.get("telemetry_interval_s")
+        interval = self.data.doc.config.get("telemetry_interval_s")
         blocks = [
             md(f"During every run the runner sampled, every {esc(interval)} s, the host's pressure stall "
                "information (the share of time some or all runnable tasks waited for CPU, memory or I/O), its "
@@ -66,7 +71,7 @@ class Contention:
                 + [num(g[c].sum(), 0) if g[c].notna().any() else "–" for c in COUNTS]
             )
         blocks.append(
-            self.table(
+            self.data.table(
                 [
                     "Host / runtime",
                     "Case",
@@ -95,7 +100,7 @@ class Contention:
         targets = list(dict.fromkeys(concurrent["target"]))
         if targets:
             blocks.append(
-                self.figure(
+                self.data.figure(
                     pressure_figure(d[d["relative"].notna()], targets),
                     "Each measured iteration's performance relative to its Case 1 mean (above 1: better) against "
                     "the host's CPU pressure during it, per target microservice and case.",

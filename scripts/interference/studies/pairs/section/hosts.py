@@ -9,6 +9,7 @@ from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
 from interference.report.figures.runtimes import Relative, runtimes_figure
 from interference.report.format import and_list, esc, is_num, num, p_str
+from interference.studies.pairs.section.data import PairsData
 from interference.studies.pairs.statistics.host_comparison import HOST_COLUMNS
 
 HOST_NUMERIC = [c for c in HOST_COLUMNS if c in {"n", "mean", "reference_n", "reference_mean", "relative",
@@ -17,11 +18,16 @@ ANOVA_NUMERIC = ["df", "sum_sq", "F", "p"]
 
 
 class Hosts:
+    """Every case on each host relative to the reference host, and the host × case ANOVA."""
+
+    def __init__(self, data: PairsData):
+        self.data = data
+
     def hosts_blocks(self) -> list[Block]:
-        st = self.doc.stats
+        st = self.data.doc.stats
         ratios = st.table("pairs", "hosts", HOST_NUMERIC)
         if ratios.empty or not len(ratios.columns):
-            hosts = sorted(set(self.summary["host"]))
+            hosts = sorted(set(self.data.summary["host"]))
             return [md(f"These results hold one host ({esc(and_list(hosts))}); import another machine's results "
                        "(README, *Several hosts*) to compare hosts here.")]  # fmt: skip
         anova = st.table("pairs", "host_anova", ANOVA_NUMERIC)
@@ -32,7 +38,7 @@ class Hosts:
                f"the same case on {esc(ref)} (above 1: better on that host, whatever the metric's direction), and "
                "per runtime, microservice and metric an analysis of variance of log(value) with host and case as "
                "factors: a significant host:case term means the placement cases cost differently on the hosts. "
-               f"The hosts, as each recorded itself (cores and memory it could use): {self.doc.host_line()}.")
+               f"The hosts, as each recorded itself (cores and memory it could use): {self.data.doc.host_line()}.")
         ]  # fmt: skip
         blocks += self.host_sizes_blocks()
         colors = dict(zip(others, PALETTE))
@@ -46,7 +52,7 @@ class Hosts:
             ]  # fmt: skip
             if points:
                 blocks.append(
-                    self.figure(
+                    self.data.figure(
                         runtimes_figure(points, colors, ref),
                         f"{esc(runtime)}: each case on {esc(and_list(others))} relative to {esc(ref)} per "
                         "microservice (partner), case and metric; whiskers: 95 % bootstrap interval.",
@@ -60,7 +66,7 @@ class Hosts:
         ]
         if rows:
             blocks.append(
-                self.table(
+                self.data.table(
                     ["Runtime", "Microservice", "Metric", "Term", "df", "F", "p"],
                     rows,
                     "Analysis of variance of log(value) ~ host × case per runtime, microservice and metric "
@@ -73,7 +79,7 @@ class Hosts:
     def host_sizes_blocks(self) -> list[Block]:
         """Where a microservice's workload size differs between hosts (the config's `hosts:`), the
         comparison mixes machine and size: say so, with each host's sizes."""
-        runs = self.runs
+        runs = self.data.runs
         if runs.empty or "member1_sizes" not in runs:
             return []
         sizes = {}

@@ -9,7 +9,7 @@ from interference.report.blocks import Block, md
 from interference.report.format import and_list, bytes_h, duration, esc, is_num, num, numi, plural, utc
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
-from interference.studies.pairs.section.data import CASE_NAME, CASE_PLACEMENT, RESOURCE_TITLE
+from interference.studies.pairs.section.data import CASE_NAME, CASE_PLACEMENT, RESOURCE_TITLE, PairsData
 
 TEXT_TABLE = {"numeric_from": 99, "table_class": "rpt-table rpt-text"}
 
@@ -32,15 +32,20 @@ def _requested(row, k, short=None) -> list[str]:
 
 
 class Method:
+    """The method: CEEM steps, microservices and tools, placement cases and limits, runs."""
+
+    def __init__(self, data: PairsData):
+        self.data = data
+
     def tool_version(self, ms_id: str) -> str:
-        for img in self.env.get("images", []):
+        for img in self.data.env.get("images", []):
             if img.get("image") == ms_id:
                 tv = img.get("tool_versions") or {}
                 return ", ".join(f"{k} {v}" for k, v in tv.items()) or "–"
         return "–"
 
     def design_text(self) -> str:
-        c = self.config
+        c = self.data.config
         ws = c.get("window_s", {})
         cases = [x for x in CASES if x in c.get("cases", CASES)]
         windows = ", ".join(f"{ws[k]} s in Case {k}" for k in CONCURRENT if k in ws and k in cases)
@@ -60,7 +65,7 @@ class Method:
         )
 
     def limits_text(self) -> str:
-        lim = self.config.get("limits", {})
+        lim = self.data.config.get("limits", {})
         cpu = (
             f"{plural(lim.get('cpus', 0), 'core')} pinned with --cpuset-cpus (disjoint cores in Case 3b)"
             if lim.get("cpu_mode", "?") == "cpuset"
@@ -70,9 +75,9 @@ class Method:
 
     def ci_methods(self) -> str:
         out = []
-        if "t" in set(self.summary.get("ci_method", pd.Series(dtype=str))) - {""}:
+        if "t" in set(self.data.summary.get("ci_method", pd.Series(dtype=str))) - {""}:
             out.append("Student t for means")
-        for m in sorted(set(self.ir.get("ir_ci_method", pd.Series(dtype=str))) - {""}):
+        for m in sorted(set(self.data.ir.get("ir_ci_method", pd.Series(dtype=str))) - {""}):
             parts = m.split("_")
             if parts[0] == "bootstrap" and len(parts) == 3:
                 kind = parts[1].upper() if parts[1] == "bca" else parts[1]
@@ -83,36 +88,42 @@ class Method:
 
     def ceem(self) -> list[Block]:
         """The papers' ten CEEM steps and what each is in this run."""
-        present = self.targets()
+        present = self.data.targets()
 
         def direction(t, m):
-            return "higher" if self.higher_is_better(t, m) else "lower"
+            return "higher" if self.data.higher_is_better(t, m) else "lower"
 
         metrics = "; ".join(
-            f"{self.name(t)}: "
+            f"{self.data.name(t)}: "
             + ", ".join(
-                f"{m} ({self.unit_of(t, m)}, {direction(t, m)} is better)" for m in self.metrics_of(t)
+                f"{m} ({self.data.unit_of(t, m)}, {direction(t, m)} is better)"
+                for m in self.data.metrics_of(t)
             )
             for t in present
         )
-        tools = "; ".join(f"{self.name(t)}: {self.ms.get(t, {}).get('tool', '?')}" for t in present)
-        sizes_of = self.config.get("sizes", {})
+        tools = "; ".join(f"{self.data.name(t)}: {self.data.ms.get(t, {}).get('tool', '?')}" for t in present)
+        sizes_of = self.data.config.get("sizes", {})
         sizes = "; ".join(
             f"{t}: "
             + ", ".join(
                 f"{k} = {numi(v) if isinstance(v, (int, float)) else v}" for k, v in sizes_of[t].items()
             )
-            for t in self.config.get("microservices", [])
+            for t in self.data.config.get("microservices", [])
             if sizes_of.get(t)
         )
-        resources = and_list(RESOURCE_TITLE.get(self.resource(t), self.resource(t)) for t in present)
-        engines = ", ".join(
-            f"{e.get('engine', r)} {e.get('version', '?')}" for r, e in self.env.get("engines", {}).items()
+        resources = and_list(
+            RESOURCE_TITLE.get(self.data.resource(t), self.data.resource(t)) for t in present
         )
-        n_runs = len(self.runs)
-        n_iter = int(self.runs["n_iterations"].sum()) if n_runs else 0
+        engines = ", ".join(
+            f"{e.get('engine', r)} {e.get('version', '?')}"
+            for r, e in self.data.env.get("engines", {}).items()
+        )
+        n_runs = len(self.data.runs)
+        n_iter = int(self.data.runs["n_iterations"].sum()) if n_runs else 0
         span = (
-            f" from {utc(self.runs['started'].min())} to {utc(self.runs['finished'].max())}" if n_runs else ""
+            f" from {utc(self.data.runs['started'].min())} to {utc(self.data.runs['finished'].max())}"
+            if n_runs
+            else ""
         )
         rows = [
             ("1 Requirement recognition",
@@ -126,8 +137,8 @@ class Method:
              f"{metrics}. Tools: {tools}."),
             ("5–6 Factors and levels",
              "Placement case (1, 2, 3a, 3b) × co-located microservice; host, limits and workload sizes fixed.",
-             (f"Placement: {and_list(self.config.get('cases', []))}; partner: "
-             f"{', '.join(self.config.get('microservices', []))}; runtime: {engines or '–'}; limits: "
+             (f"Placement: {and_list(self.data.config.get('cases', []))}; partner: "
+             f"{', '.join(self.data.config.get('microservices', []))}; runtime: {engines or '–'}; limits: "
              f"{self.limits_text()}; sizes: {sizes}.")),
             ("7 Experimental design",
              "A fixed number of iterations alone; fixed-length windows for concurrent cases, averaged over the window.",
@@ -147,7 +158,7 @@ class Method:
                 "and what it is in this run (generated from the config, the run records and the "
                 "microservices' declarations):"
             ),
-            self.table(
+            self.data.table(
                 ["CEEM step", "In the papers", "In this run"],
                 [list(r) for r in rows],
                 "The CEEM steps of the papers mapped to this run.",
@@ -157,9 +168,9 @@ class Method:
 
     def benchmarks_table(self) -> Block:
         rows = []
-        for t in self.order():
-            d = self.ms.get(t)
-            if not d or not d.get("in_config", t in self.targets()):
+        for t in self.data.order():
+            d = self.data.ms.get(t)
+            if not d or not d.get("in_config", t in self.data.targets()):
                 continue
             metrics = ", ".join(
                 f"{m['name']} ({m['unit']}, {'↑' if m['higher_is_better'] else '↓'})"
@@ -173,14 +184,14 @@ class Method:
                 else ""
             )
             rows.append([
-                RESOURCE_TITLE.get(self.resource(t), d.get("resource", "")),
+                RESOURCE_TITLE.get(self.data.resource(t), d.get("resource", "")),
                 f"{d.get('name', t)} ({t})",
                 metrics,
                 ("html", esc(d.get("tool", "?")) + note),
                 self.tool_version(t),
                 d.get("paper_tool", "?"),
             ])  # fmt: skip
-        return self.table(
+        return self.data.table(
             ["Resource", "Microservice", "Metrics (unit, ↑ higher / ↓ lower is better)", "Tool run here",
              "Versions in the image", "Tool in the papers"],
             rows,
@@ -192,8 +203,8 @@ class Method:
     def cases_blocks(self) -> list[Block]:
         """The placement cases (the papers' Figure 2) with the limits requested and read back."""
         rows = []
-        r = self.runs
-        for c in [c for c in CASES if c in set(self.summary["case"])]:
+        r = self.data.runs
+        for c in [c for c in CASES if c in set(self.data.summary["case"])]:
             req, back, window, threads = "–", "–", "–", "–"
             if len(r):
                 x = r[r["case"] == c]
@@ -215,7 +226,7 @@ class Method:
                     window = f"{num(x['window_s'].max(), 0)} s"
             rows.append([CASE_NAME[c], CASE_PLACEMENT[c], window, req, back, threads])
         return [
-            self.table(
+            self.data.table(
                 ["Case", "Placement", "Length", "Limits requested (per container)", "Read back inside the containers",
                  "Threads"],
                 rows,
@@ -239,18 +250,18 @@ class Method:
         return f"<b>{esc(row[f'member{k}'])}</b>: {esc(', '.join(req) or 'no limits')} → {esc(back)}{flag}"
 
     def runs_blocks(self) -> list[Block]:
-        if not len(self.runs):
+        if not len(self.data.runs):
             return [md("No run records (results/stats/pairs/runs.tsv) were found.")]
         rows = []
-        r = self.runs.assign(_c=self.runs["case"].map({c: i for i, c in enumerate(CASES)}))
+        r = self.data.runs.assign(_c=self.data.runs["case"].map({c: i for i, c in enumerate(CASES)}))
         r = r.sort_values(["host", "runtime", "_c", "pair", "repetition"])
-        reps = self.config.get("repetitions", 1) > 1
+        reps = self.data.config.get("repetitions", 1) > 1
         for _, x in r.iterrows():
             if is_num(x.get("window_s")):
                 window = f"{num(x['overlap_s'], 1)} of {num(x['window_s'], 0)} s"
             else:
                 window = f"{num(x['iterations_requested'], 0)} iterations"
-            pair = x["pair"] + self.setup_suffix(x["host"], x["runtime"])
+            pair = x["pair"] + self.data.setup_suffix(x["host"], x["runtime"])
             if str(x.get("after_all", "")) == "True":
                 pair += " (again, at the end)"
             if reps:
@@ -262,7 +273,7 @@ class Method:
                 num(x["n_failed"], 0), num(x["loadavg_1m_before"], 2), ("html", limits),
             ])  # fmt: skip
         return [
-            self.table(
+            self.data.table(
                 ["Case", "Pair", "Started (UTC)", "Took", "Overlap of window", "Iterations", "In overlap",
                  "Failed", "Load before", "Limits requested → read back in the container"],
                 rows,

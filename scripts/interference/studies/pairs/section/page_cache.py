@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, pct
-from interference.studies.pairs.section.data import CASE_NAME
+from interference.studies.pairs.section.data import CASE_NAME, PairsData
 from interference.studies.pairs.section.method import _memory
 
 DISK = "B"
@@ -55,11 +55,16 @@ def rewrite_cause(irs: dict[str, list[float]]) -> str:
 
 
 class PageCache:
+    """Bonnie++ in the unlimited cases: the page cache behind its "gains"."""
+
+    def __init__(self, data: PairsData):
+        self.data = data
+
     def page_cache_blocks(self) -> list[Block]:
-        s = self.summary[self.summary["target"] == DISK]
+        s = self.data.summary[self.data.summary["target"] == DISK]
         if s.empty:
             return []
-        sizes = self.config.get("sizes", {}).get(DISK, {})
+        sizes = self.data.config.get("sizes", {}).get(DISK, {})
         if sizes.get("direct_io"):
             return [md("**Bonnie++ and the page cache.** Bonnie++ ran its block tests with O_DIRECT "
                        "(`sizes.B.direct_io`): every case measured the disk path, not the page cache.")]  # fmt: skip
@@ -71,10 +76,10 @@ class PageCache:
                 m = g[g["metric"] == metric]
                 total = m["n"].sum() + m["n_excluded_failed"].sum()
                 untimed.append(pct(m["n_excluded_failed"].sum() / total, 0, sign=False) if total else "–")
-            ir = self.ir[
-                (self.ir["target"] == DISK)
-                & (self.ir["case"] == case)
-                & (self.ir["metric"] == "block_rewrite")
+            ir = self.data.ir[
+                (self.data.ir["target"] == DISK)
+                & (self.data.ir["case"] == case)
+                & (self.data.ir["metric"] == "block_rewrite")
             ]
             rewrite_irs[case] = [float(v) for v in ir["ir"].dropna()]
             ir_text = "baseline" if case == "1" else (
@@ -89,7 +94,7 @@ class PageCache:
                 f"can run at cache speed. {rewrite_cause(rewrite_irs)} "
                 "`sizes.B.direct_io` (`config/bonnie-direct.yaml`) measures the disk path in every case."
             ),
-            self.table(
+            self.data.table(
                 [
                     "Case",
                     "Memory of B's container",
@@ -108,7 +113,7 @@ class PageCache:
 
     def disk_memory(self, case: str) -> str:
         """The memory B's container could use in a case, as read back in it ('host' when unlimited)."""
-        r = self.runs[self.runs["case"] == case] if len(self.runs) else self.runs
+        r = self.data.runs[self.data.runs["case"] == case] if len(self.data.runs) else self.data.runs
         seen = set()
         for k in (1, 2):
             if f"member{k}" in r:

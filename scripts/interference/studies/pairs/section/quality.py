@@ -6,7 +6,8 @@ from __future__ import annotations
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, esc, num, pct, plural
 from interference.studies.pairs.cases import ALONE_CASES
-from interference.studies.pairs.section.data import CASE_NAME, CV_FLAG
+from interference.studies.pairs.section.data import CASE_NAME, CV_FLAG, PairsData
+from interference.studies.pairs.section.page_cache import PageCache
 
 DRIFT_NUMERIC = ("first_mean", "end_mean", "first_n", "end_n", "change", "change_ci_low", "change_ci_high",
                  "hours_between", "first_steal_cores", "end_steal_cores")  # fmt: skip
@@ -14,8 +15,14 @@ SMALL_TABLE = {"group_first": True, "table_class": "rpt-table rpt-small"}
 
 
 class Quality:
+    """Samples left out, failures, variation, notes, drift, stopping and limits read back."""
+
+    def __init__(self, data: PairsData, page_cache: PageCache):
+        self.data = data
+        self.page_cache = page_cache  # its Bonnie++ evidence is one of the quality notes
+
     def quality_blocks(self) -> list[Block]:
-        s = self.summary
+        s = self.data.summary
         total = int(s["n"].sum() + s["n_excluded_overlap"].sum() + s["n_excluded_failed"].sum())
         out_ov = int(s["n_excluded_overlap"].sum())
         failed = int(s["n_excluded_failed"].sum())
@@ -27,15 +34,15 @@ class Quality:
             f"alone; a failed one exited non-zero, was killed (out of memory), timed out, or gave no parsable value. "
             f"Neither enters any statistic."
         )
-        if len(self.runs):
-            it, ov, fl = (int(self.runs[c].sum()) for c in ("n_iterations", "n_in_overlap", "n_failed"))
+        if len(self.data.runs):
+            it, ov, fl = (int(self.data.runs[c].sum()) for c in ("n_iterations", "n_in_overlap", "n_failed"))
             text += f" Counted in iterations: {it} ran, {ov} inside the overlap (Case 1: all), {fl} failed."
         blocks = [md(text)]
         blocks += (
             self.excluded_blocks()
             + self.failed_run_blocks()
             + self.variation_blocks()
-            + self.page_cache_blocks()
+            + self.page_cache.page_cache_blocks()
             + self.note_blocks()
         )
         small = s[(s["case"] == "1") & (s["n"] < 10)]
@@ -50,14 +57,14 @@ class Quality:
 
     def drift_blocks(self) -> list[Block]:
         """Case 1 re-measured after every other run (config drift_check) against the first."""
-        d = self.doc.stats.table("pairs", "drift", DRIFT_NUMERIC)
+        d = self.data.doc.stats.table("pairs", "drift", DRIFT_NUMERIC)
         if d.empty:
             return [
                 md("**Drift.** Not measured (config `drift_check` off): the baselines were measured once.")
             ]
         moved = d[(d["change_ci_low"] > 0) | (d["change_ci_high"] < 0)]
         rows = [
-            [self.name(x.target) + self.setup_suffix(x.host, x.runtime), x.metric, num(x.first_mean),
+            [self.data.name(x.target) + self.data.setup_suffix(x.host, x.runtime), x.metric, num(x.first_mean),
              num(x.end_mean), f"{num(x.first_n, 0)} / {num(x.end_n, 0)}", num(x.hours_between * 60),
              pct(x.change, 1), f"{pct(x.change_ci_low, 1)} to {pct(x.change_ci_high, 1)}",
              f"{num(x.first_steal_cores, 3)} / {num(x.end_steal_cores, 3)}"]
@@ -78,7 +85,7 @@ class Quality:
         )
         return [
             md(text),
-            self.table(
+            self.data.table(
                 [
                     "Microservice",
                     "Metric",
@@ -101,7 +108,7 @@ class Quality:
 
     def stopping_blocks(self) -> list[Block]:
         """What the adaptive stopping rules decided, run by run (config adaptive)."""
-        r = self.runs
+        r = self.data.runs
         if r.empty or "stopped_by" not in r or not (r["stopped_by"].astype(str).str.len() > 0).any():
             return [md("**Repetitions.** Fixed counts: `iterations` Case 1 iterations and `window_s` windows "
                        "(no adaptive stopping rule configured).")]  # fmt: skip
@@ -117,7 +124,7 @@ class Quality:
         rules = sorted(set(r["stopping_rule"]))
         return [
             md(f"**Repetitions.** Adaptive stopping rules: {esc(and_list(rules))}."),
-            self.table(
+            self.data.table(
                 ["Host", "Runtime", "Case", "Pair", "Stopped by", "Samples", "Widest CI ±", "Window (s)",
                  "Extended by (s)"],
                 rows,
@@ -130,7 +137,7 @@ class Quality:
         ]  # fmt: skip
 
     def excluded_blocks(self) -> list[Block]:
-        s = self.summary
+        s = self.data.summary
         ex = s[(s["n_excluded_overlap"] > 0) | (s["n_excluded_failed"] > 0)]
         if not len(ex):
             return []
@@ -143,13 +150,13 @@ class Quality:
             .reset_index()
         )  # fmt: skip
         rows = [
-            [CASE_NAME.get(r["case"], r["case"]), self.label(r["target"], r["partner"]) + self.setup_suffix(r["host"], r["runtime"]),
+            [CASE_NAME.get(r["case"], r["case"]), self.data.label(r["target"], r["partner"]) + self.data.setup_suffix(r["host"], r["runtime"]),
              num(r["n_max"], 0) if r["n_min"] == r["n_max"] else f"{num(r['n_min'], 0)}–{num(r['n_max'], 0)}",
              num(r["outside"], 0), num(r["failed"], 0)]
-            for _, r in self.sort_rows(g).iterrows()
+            for _, r in self.data.sort_rows(g).iterrows()
         ]  # fmt: skip
         return [
-            self.table(
+            self.data.table(
                 ["Case", "Target(+partner)", "Counted", "Outside overlap", "Failed"],
                 rows,
                 f"{plural(len(rows), 'group')} with iterations left out (per iteration, over the target's metrics).",
@@ -159,27 +166,27 @@ class Quality:
         ]
 
     def failed_run_blocks(self) -> list[Block]:
-        r = self.runs
+        r = self.data.runs
         if not len(r):
             return []
         r = r[(r["n_failed"] > 0) | (r["events"].fillna("") != "")]
         if not len(r):
             return []
         listed = "; ".join(
-            f"{CASE_NAME.get(x['case'], x['case'])} {x['pair']}{self.setup_suffix(x['host'], x['runtime'])}: "
+            f"{CASE_NAME.get(x['case'], x['case'])} {x['pair']}{self.data.setup_suffix(x['host'], x['runtime'])}: "
             f"{num(x['n_failed'], 0)} failed" + (f" ({x['events']})" if x["events"] else "")
             for _, x in r.iterrows()
         )
         return [md(f"**Runs with failures or events:** {listed}.")]
 
     def variation_blocks(self) -> list[Block]:
-        s = self.summary
+        s = self.data.summary
         limit = pct(CV_FLAG, 0, sign=False)
-        cv = self.sort_rows(s[s["cv"] > CV_FLAG])
+        cv = self.data.sort_rows(s[s["cv"] > CV_FLAG])
         if not len(cv):
             return [md(f"**Variation.** No group has a coefficient of variation above {limit}.")]
         rows = [
-            [CASE_NAME.get(r["case"], r["case"]), self.label(r["target"], r["partner"]) + self.setup_suffix(r["host"], r["runtime"]),
+            [CASE_NAME.get(r["case"], r["case"]), self.data.label(r["target"], r["partner"]) + self.data.setup_suffix(r["host"], r["runtime"]),
              r["metric"], num(r["n"], 0), num(r["mean"]), num(r["median"]), num(r["cv"], 3)]
             for _, r in cv.iterrows()
         ]  # fmt: skip
@@ -189,7 +196,7 @@ class Quality:
                 f"above {limit}; for them the median and trimmed mean are the more robust averages (both are in "
                 f"the result tables)."
             ),
-            self.table(
+            self.data.table(
                 ["Case", "Target(+partner)", "Metric", "n", "Mean", "Median", "CV"],
                 rows,
                 f"Groups with CV above {limit}.",
@@ -202,7 +209,10 @@ class Quality:
     def note_blocks(self) -> list[Block]:
         """The statistics step's notes: why an interval is missing or may be too narrow."""
         notes = {}
-        for df, col, what in ((self.summary, "note", "summary"), (self.ir, "reason", "interference ratio")):
+        for df, col, what in (
+            (self.data.summary, "note", "summary"),
+            (self.data.ir, "reason", "interference ratio"),
+        ):
             if col in df:
                 for v in df[col].fillna(""):
                     for part in [p.strip() for p in str(v).split(";") if p.strip()]:
@@ -215,7 +225,7 @@ class Quality:
         return [md("**Notes of the statistics step:**\n\n" + listed)]
 
     def limits_blocks(self) -> list[Block]:
-        r = self.runs
+        r = self.data.runs
         if not len(r):
             return []
         mism, limited = [], 0

@@ -14,19 +14,26 @@ from interference.report.figures.means import means_figure
 from interference.report.format import esc, is_num, num, pct, plural
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
-from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME, CV_FLAG, RESOURCE_TITLE
+from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME, CV_FLAG, RESOURCE_TITLE, PairsData
 
 
 class Results:
+    """The results per resource and microservice: tables, bars of means, IR bars, IR heat map."""
+
+    def __init__(self, data: PairsData):
+        self.data = data
+
     def stats_rows(self, target: str, metric: str, host: str, runtime: str) -> pd.DataFrame:
-        return self.sort_rows(self.of_setup(self.summary, host, runtime, target=target, metric=metric))
+        return self.data.sort_rows(
+            self.data.of_setup(self.data.summary, host, runtime, target=target, metric=metric)
+        )
 
     def result_table(self, target: str, metric: str, host: str, runtime: str) -> Block:
         d = self.stats_rows(target, metric, host, runtime)
         rows, flags = [], []
         for _, r in d.iterrows():
             rows.append(
-                [CASE_NAME.get(r["case"], r["case"]), self.label(r["target"], r["partner"])]
+                [CASE_NAME.get(r["case"], r["case"]), self.data.label(r["target"], r["partner"])]
                 + [num(r[c]) for c in ("mean", "median", "trimmed_mean", "max", "min", "sd")]
                 + [num(r["cv"], 3), num(r["n"], 0)]
             )
@@ -36,12 +43,12 @@ class Results:
         note = (
             f"Shaded CV: above {limit} ({plural(n_flag, 'group')}). " if n_flag else f"No CV above {limit}. "
         ) + "Tr. Mean: mean of the values between the 10th and 90th percentile; n: samples counted."
-        hib = "higher" if self.higher_is_better(target, metric) else "lower"
-        setup = self.setup_suffix(host, runtime, ", {}")
-        return self.table(
+        hib = "higher" if self.data.higher_is_better(target, metric) else "lower"
+        setup = self.data.setup_suffix(host, runtime, ", {}")
+        return self.data.table(
             ["", "", "Mean", "Median", "Tr. Mean", "Max", "Min", "SD", "CV", "n"],
             rows,
-            f"{esc(self.metric_title(target, metric))} result ({esc(self.unit_of(target, metric))}, {hib} is "
+            f"{esc(self.data.metric_title(target, metric))} result ({esc(self.data.unit_of(target, metric))}, {hib} is "
             f"better){esc(setup)}.",
             group_first=True,
             numeric_from=2,
@@ -60,7 +67,7 @@ class Results:
         return out
 
     def means_figure(self, target: str, host: str, runtime: str) -> Block | None:
-        metrics = self.metrics_of(target)
+        metrics = self.data.metrics_of(target)
         if not metrics:
             return None
         panels = []
@@ -68,51 +75,53 @@ class Results:
             d = self.stats_rows(target, metric, host, runtime)
             base = d.loc[d["case"] == "1", "mean"]
             panels.append(Panel(
-                self.metric_title(target, metric), f"{metric.replace('_', ' ')} ({self.unit_of(target, metric)})",
+                self.data.metric_title(target, metric), f"{metric.replace('_', ' ')} ({self.data.unit_of(target, metric)})",
                 self._groups(d, "mean", "ci_low", "ci_high", lambda r: f"+{r['partner']}" if isinstance(r["partner"], str) and r["partner"] else target),
                 baseline=float(base.iloc[0]) if len(base) and is_num(base.iloc[0]) else None,
             ))  # fmt: skip
-        hib = "higher" if self.higher_is_better(target, metrics[0]) else "lower"
+        hib = "higher" if self.data.higher_is_better(target, metrics[0]) else "lower"
         caption = (
-            f"Mean performance of {esc(self.name(target))} ({esc(target)}){esc(self.setup_suffix(host, runtime))} "
+            f"Mean performance of {esc(self.data.name(target))} ({esc(target)}){esc(self.data.setup_suffix(host, runtime))} "
             f"per case and partner (“+S”: measured beside S; {hib} is better). Error bars: 95 % confidence "
             f"interval of the mean; dashed line: the Case 1 baseline."
         )
-        return self.figure(
-            means_figure(panels), caption, alt=f"Bar chart of {self.name(target)} mean per case and partner"
+        return self.data.figure(
+            means_figure(panels),
+            caption,
+            alt=f"Bar chart of {self.data.name(target)} mean per case and partner",
         )
 
     def ir_figure(self, target: str, host: str, runtime: str) -> Block | None:
-        ir = self.of_setup(self.ir, host, runtime, target=target)
+        ir = self.data.of_setup(self.data.ir, host, runtime, target=target)
         if ir.empty:
             return None
         panels = [
-            Panel(self.metric_title(target, metric), "IR (% of baseline)",
-                  self._groups(self.sort_rows(ir[ir["metric"] == metric]), "ir", "ir_ci_low", "ir_ci_high",
+            Panel(self.data.metric_title(target, metric), "IR (% of baseline)",
+                  self._groups(self.data.sort_rows(ir[ir["metric"] == metric]), "ir", "ir_ci_low", "ir_ci_high",
                                lambda r: f"+{r['partner']}", scale=100))
-            for metric in self.metrics_of(target) if metric in set(ir["metric"])
+            for metric in self.data.metrics_of(target) if metric in set(ir["metric"])
         ]  # fmt: skip
         caption = (
-            f"Interference ratio of {esc(self.name(target))} ({esc(target)}){esc(self.setup_suffix(host, runtime))} "
+            f"Interference ratio of {esc(self.data.name(target))} ({esc(target)}){esc(self.data.setup_suffix(host, runtime))} "
             f"beside each partner, per case, in percent of its Case 1 baseline: IR = (μ<sub>i</sub> − μ)/μ, sign "
             f"reversed when lower is better; below zero = degradation. Error bars: 95 % bootstrap interval; "
             f"“no data”: no valid sample (see Data quality)."
         )
-        alt = f"Bar chart of {self.name(target)} interference ratios per case and partner"
-        return self.figure(ir_figure(panels), caption, alt=alt)
+        alt = f"Bar chart of {self.data.name(target)} interference ratios per case and partner"
+        return self.data.figure(ir_figure(panels), caption, alt=alt)
 
     def ir_sentence(self, target: str, host: str, runtime: str) -> str:
-        ir = self.of_setup(self.ir, host, runtime, target=target).dropna(subset=["ir"])
+        ir = self.data.of_setup(self.data.ir, host, runtime, target=target).dropna(subset=["ir"])
         out = []
-        for metric in [m for m in self.metrics_of(target) if m in set(ir["metric"])]:
+        for metric in [m for m in self.data.metrics_of(target) if m in set(ir["metric"])]:
             d = ir[ir["metric"] == metric].sort_values("ir")
             worst, best = d.iloc[0], d.iloc[-1]
             s = (
                 f"**{metric.replace('_', ' ')}** (baseline {num(d['baseline_mean'].iloc[0])} {d['unit'].iloc[0]}): "
-                f"worst {CASE_NAME[worst['case']]} {self.label(target, worst['partner'])} at {pct(worst['ir'])}"
+                f"worst {CASE_NAME[worst['case']]} {self.data.label(target, worst['partner'])} at {pct(worst['ir'])}"
             )
             if len(d) > 1:
-                s += f", best {CASE_NAME[best['case']]} {self.label(target, best['partner'])} at {pct(best['ir'])}"
+                s += f", best {CASE_NAME[best['case']]} {self.data.label(target, best['partner'])} at {pct(best['ir'])}"
             by_case = d.groupby("case")["ir"].mean()
             s += "; mean IR " + ", ".join(
                 f"{CASE_NAME[c]} {pct(by_case[c])}" for c in CONCURRENT if c in by_case
@@ -122,23 +131,25 @@ class Results:
 
     def results_blocks(self) -> list[Block]:
         blocks = []
-        for res in self.resources_present():
+        for res in self.data.resources_present():
             blocks.append(md(f"### {RESOURCE_TITLE.get(res, res)}"))
-            for t in [t for t in self.targets() if self.resource(t) == res]:
-                d = self.ms.get(t, {})
+            for t in [t for t in self.data.targets() if self.data.resource(t) == res]:
+                d = self.data.ms.get(t, {})
                 paper = f" (the papers: {d.get('paper_tool')})." if d.get("paper_tool") else "."
-                blocks.append(md(f"#### {self.name(t)} ({t})\n\nTool: {d.get('tool', '?')}{paper}"))
-                for host, runtime in self.setups():
-                    if self.of_setup(self.summary, host, runtime, target=t).empty:
+                blocks.append(md(f"#### {self.data.name(t)} ({t})\n\nTool: {d.get('tool', '?')}{paper}"))
+                for host, runtime in self.data.setups():
+                    if self.data.of_setup(self.data.summary, host, runtime, target=t).empty:
                         continue
-                    if self.many_setups():
-                        blocks.append(md(f"##### {self.setup_name(host, runtime)}"))
+                    if self.data.many_setups():
+                        blocks.append(md(f"##### {self.data.setup_name(host, runtime)}"))
                     sentence = self.ir_sentence(t, host, runtime)
                     if sentence:
                         blocks.append(
                             md("Interference against the Case 1 baseline (IR in percent):\n\n" + sentence)
                         )
-                    blocks += [self.result_table(t, metric, host, runtime) for metric in self.metrics_of(t)]
+                    blocks += [
+                        self.result_table(t, metric, host, runtime) for metric in self.data.metrics_of(t)
+                    ]
                     blocks += [
                         f
                         for f in (self.means_figure(t, host, runtime), self.ir_figure(t, host, runtime))
@@ -147,16 +158,16 @@ class Results:
         return blocks
 
     def heatmap_blocks(self) -> list[Block]:
-        if self.ir.empty:
+        if self.data.ir.empty:
             return [md("No interference ratios were computed (no concurrent case in the data).")]
         blocks = []
-        for host, runtime in self.setups():
-            d = self.of_setup(self.ir, host, runtime)
+        for host, runtime in self.data.setups():
+            d = self.data.of_setup(self.data.ir, host, runtime)
             if d.empty:
                 continue
-            rows = [(t, m) for t in self.targets() for m in self.metrics_of(t)
+            rows = [(t, m) for t in self.data.targets() for m in self.data.metrics_of(t)
                     if ((d["target"] == t) & (d["metric"] == m)).any()]  # fmt: skip
-            partners = [p for p in self.order() if p in set(d["partner"])]
+            partners = [p for p in self.data.order() if p in set(d["partner"])]
             cases = [c for c in CONCURRENT if c in set(d["case"])]
             key = {(r["case"], r["target"], r["metric"], r["partner"]): r["ir"] for _, r in d.iterrows()}
             vals = np.array([[[key.get((c, t, m, p), np.nan) * 100 for p in partners] for t, m in rows]
@@ -171,9 +182,9 @@ class Results:
                 colorbar_label="IR (% of baseline; < 0 = degradation)",
             )
             blocks.append(
-                self.figure(
+                self.data.figure(
                     fig,
-                    f"Interference heat map{esc(self.setup_suffix(host, runtime))}: IR in percent of the target's "
+                    f"Interference heat map{esc(self.data.setup_suffix(host, runtime))}: IR in percent of the target's "
                     "Case 1 baseline, target × partner, one panel per case. Red: the target loses performance "
                     "beside the partner; blue: it gains; grey: not measured.",
                     alt="Heat map of interference ratios, target by partner, one panel per case",

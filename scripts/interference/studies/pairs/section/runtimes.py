@@ -9,13 +9,19 @@ from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
 from interference.report.figures.runtimes import Relative, runtimes_figure
 from interference.report.format import and_list, esc, is_num, num, plural
+from interference.studies.pairs.section.data import PairsData
 
 
 class Runtimes:
+    """The Case 1 baselines per runtime, relative to the reference runtime."""
+
+    def __init__(self, data: PairsData):
+        self.data = data
+
     def runtime_names(self) -> list[str]:
-        rt = self.runtimes
-        present = set(rt["runtime"]) if len(rt) else set(self.summary["runtime"])
-        configured = [r for r in self.doc.config.get("runtimes", []) if r in present]
+        rt = self.data.runtimes
+        present = set(rt["runtime"]) if len(rt) else set(self.data.summary["runtime"])
+        configured = [r for r in self.data.doc.config.get("runtimes", []) if r in present]
         return configured + sorted(present - set(configured))
 
     def relative_cell(self, r) -> str:
@@ -29,24 +35,24 @@ class Runtimes:
         return f"{num(r['relative'], 3)}{ci}"
 
     def runtimes_table(self, host: str) -> Block:
-        rt = self.runtimes[self.runtimes["host"] == host]
+        rt = self.data.runtimes[self.data.runtimes["host"] == host]
         names = self.runtime_names()
         reference = rt["reference"].iloc[0]
         others = [r for r in names if r != reference]
         rows = []
-        for t in self.targets():
-            for metric in self.metrics_of(t):
+        for t in self.data.targets():
+            for metric in self.data.metrics_of(t):
                 d = rt[(rt["target"] == t) & (rt["metric"] == metric)].set_index("runtime")
                 if d.empty:
                     continue
-                row = [self.name(t) + f" ({t})", f"{metric.replace('_', ' ')} ({d['unit'].iloc[0]})"]
+                row = [self.data.name(t) + f" ({t})", f"{metric.replace('_', ' ')} ({d['unit'].iloc[0]})"]
                 row += [
                     num(d.loc[r, "mean"]) + f" (n = {num(d.loc[r, 'n'], 0)})" if r in d.index else "–"
                     for r in names
                 ]
                 row += [self.relative_cell(d.loc[r]) if r in d.index else "–" for r in others]
                 rows.append(row)
-        return self.table(
+        return self.data.table(
             ["Microservice", "Metric (unit)"]
             + [f"Mean on {r}" for r in names]
             + [f"{r} / {reference}" for r in others],
@@ -60,18 +66,19 @@ class Runtimes:
         )
 
     def runtimes_figure(self, host: str) -> Block:
-        rt = self.runtimes[
-            (self.runtimes["host"] == host) & (self.runtimes["runtime"] != self.runtimes["reference"])
+        rt = self.data.runtimes[
+            (self.data.runtimes["host"] == host)
+            & (self.data.runtimes["runtime"] != self.data.runtimes["reference"])
         ]
-        reference = self.runtimes.loc[self.runtimes["host"] == host, "reference"].iloc[0]
+        reference = self.data.runtimes.loc[self.data.runtimes["host"] == host, "reference"].iloc[0]
         points = [
             Relative(f"{t} {metric.replace('_', ' ')}", r["runtime"], r["relative"], r["relative_ci_low"], r["relative_ci_high"])
-            for t in self.targets()
-            for metric in self.metrics_of(t)
+            for t in self.data.targets()
+            for metric in self.data.metrics_of(t)
             for _, r in rt[(rt["target"] == t) & (rt["metric"] == metric)].iterrows()
         ]  # fmt: skip
         colors = dict(zip([r for r in self.runtime_names() if r != reference], PALETTE))
-        return self.figure(
+        return self.data.figure(
             runtimes_figure(points, colors, reference),
             f"Case 1 performance of each runtime relative to {esc(reference)} on {esc(host)}, per microservice and "
             "metric (above 1: better than the reference). Whiskers: 95 % bootstrap interval; the line at 1 is "
@@ -81,7 +88,7 @@ class Runtimes:
 
     def runtimes_blocks(self) -> list[Block]:
         names = self.runtime_names()
-        if len(names) < 2 or self.runtimes.empty:
+        if len(names) < 2 or self.data.runtimes.empty:
             only = names[0] if names else "one runtime"
             return [
                 md(f"This run used one runtime ({esc(only)}), so there is no comparison between runtimes.")
@@ -97,6 +104,6 @@ class Runtimes:
                 "each against its own runtime's baseline."
             )
         ]
-        for host in sorted(set(self.runtimes["host"])):
+        for host in sorted(set(self.data.runtimes["host"])):
             blocks += [self.runtimes_table(host), self.runtimes_figure(host)]
         return blocks

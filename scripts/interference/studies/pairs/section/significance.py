@@ -9,7 +9,7 @@ import pandas as pd
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, cap, esc, is_num, num, p_str, sci
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
-from interference.studies.pairs.section.data import CASE_NAME, ETA_BANDS, eta_band
+from interference.studies.pairs.section.data import CASE_NAME, ETA_BANDS, PairsData, eta_band
 from interference.studies.pairs.statistics import ALPHA  # the tests' level: 1 - the CIs' confidence
 
 TERM_NAMES = {"case": "placement (case)", "partner": "the partner", "case:partner": "their interaction"}
@@ -21,6 +21,11 @@ def _significant(p) -> bool:
 
 
 class Significance:
+    """ANOVA and Tukey HSD tables with their generated sentences."""
+
+    def __init__(self, data: PairsData):
+        self.data = data
+
     def anova_sentence(self, fam: pd.DataFrame) -> str:
         title = f"**{fam['metric'].iloc[0].replace('_', ' ')}.**"
         method = fam["method"].iloc[0]
@@ -72,7 +77,7 @@ class Significance:
         return s
 
     def anova_blocks(self) -> list[Block]:
-        a = self.anova
+        a = self.data.anova
         if a.empty:
             return [md("No ANOVA results.")]
         blocks = [
@@ -83,13 +88,13 @@ class Significance:
                 f"{ETA_BANDS[1][0]:g}, large from {ETA_BANDS[0][0]:g}); significance at α = {ALPHA:g}."
             )
         ]
-        for host, runtime in self.setups():
-            for t in self.targets():
-                fam_all = self.of_setup(a, host, runtime, target=t)
+        for host, runtime in self.data.setups():
+            for t in self.data.targets():
+                fam_all = self.data.of_setup(a, host, runtime, target=t)
                 if fam_all.empty:
                     continue
                 rows, sentences, sig = [], [], set()
-                for metric in self.metrics_of(t):
+                for metric in self.data.metrics_of(t):
                     fam = fam_all[fam_all["metric"] == metric]
                     if fam.empty:
                         continue
@@ -106,15 +111,15 @@ class Significance:
                         rows.append([metric, r["term"] or "–", method, num(r["df"], 0), sci(r["sum_sq"]), num(r["F"]),
                                      p_str(r["p"]).replace("p ", "").replace("= ", ""), num(eta, 3),
                                      eta_band(eta) if is_num(eta) else ""])  # fmt: skip
-                setup = self.setup_suffix(host, runtime)
+                setup = self.data.setup_suffix(host, runtime)
                 blocks.append(
-                    md(f"#### {self.name(t)} ({t}){setup}\n\n" + "\n".join(f"- {x}" for x in sentences))
+                    md(f"#### {self.data.name(t)} ({t}){setup}\n\n" + "\n".join(f"- {x}" for x in sentences))
                 )
                 blocks.append(
-                    self.table(
+                    self.data.table(
                         ["Metric", "Term", "Method", "df", "Sum sq.", "F (H)", "p", "Partial η²", "Effect"],
                         rows,
-                        f"ANOVA of {esc(self.name(t))} over Cases 2, 3a and 3b{esc(setup)}: value ~ case × partner.",
+                        f"ANOVA of {esc(self.data.name(t))} over Cases 2, 3a and 3b{esc(setup)}: value ~ case × partner.",
                         group_first=True,
                         numeric_from=3,
                         cell_class=lambda i, j, s=sig: "sig-cell" if j == 6 and i in s else "",
@@ -125,7 +130,7 @@ class Significance:
 
     def posthoc_sentence(self, d: pd.DataFrame, target: str, partner: str) -> str:
         """Which cases differ from the baseline, over the target's metrics (d: one partner)."""
-        lab = self.label(target, partner)
+        lab = self.data.label(target, partner)
         d = d[d["group1"] != ""]
         if d.empty:
             return f"{lab}: no comparison possible."
@@ -160,13 +165,13 @@ class Significance:
     def posthoc_rows(self, d_t: pd.DataFrame, target: str, present: list) -> tuple[list, set]:
         """Table rows (metric, target(+partner), one cell per comparison) and the significant cells."""
         rows, sig = [], set()
-        partners = [x for x in self.order() if x in set(d_t["partner"])]
-        for metric in self.metrics_of(target):
+        partners = [x for x in self.data.order() if x in set(d_t["partner"])]
+        for metric in self.data.metrics_of(target):
             for partner in partners:
                 d = d_t[(d_t["metric"] == metric) & (d_t["partner"] == partner)]
                 if d.empty:
                     continue
-                row = [metric, self.label(target, partner)]
+                row = [metric, self.data.label(target, partner)]
                 for j, (g1, g2) in enumerate(present):
                     x = d[(d["group1"] == g1) & (d["group2"] == g2)]
                     if x.empty:
@@ -185,7 +190,7 @@ class Significance:
         return rows, sig
 
     def posthoc_blocks(self) -> list[Block]:
-        p = self.posthoc
+        p = self.data.posthoc
         if p.empty:
             return [md("No post hoc results.")]
         blocks = [
@@ -195,9 +200,9 @@ class Significance:
                 f"and its adjusted p; shaded: significant."
             )
         ]
-        for host, runtime in self.setups():
-            for t in self.targets():
-                d_t = self.of_setup(p, host, runtime, target=t)
+        for host, runtime in self.data.setups():
+            for t in self.data.targets():
+                d_t = self.data.of_setup(p, host, runtime, target=t)
                 if d_t.empty:
                     continue
                 present = [
@@ -208,19 +213,19 @@ class Significance:
                     continue
                 sentences = [
                     self.posthoc_sentence(d_t[d_t["partner"] == partner], t, partner)
-                    for partner in [x for x in self.order() if x in set(d_t["partner"])]
+                    for partner in [x for x in self.data.order() if x in set(d_t["partner"])]
                 ]
-                unit_note = ", ".join(f"{m}: {self.unit_of(t, m)}" for m in self.metrics_of(t))
-                setup = self.setup_suffix(host, runtime)
+                unit_note = ", ".join(f"{m}: {self.data.unit_of(t, m)}" for m in self.data.metrics_of(t))
+                setup = self.data.setup_suffix(host, runtime)
                 blocks.append(
-                    md(f"#### {self.name(t)} ({t}){setup}\n\n" + "\n".join(f"- {x}" for x in sentences))
+                    md(f"#### {self.data.name(t)} ({t}){setup}\n\n" + "\n".join(f"- {x}" for x in sentences))
                 )
                 blocks.append(
-                    self.table(
+                    self.data.table(
                         ["Metric", "Target(+partner)"]
                         + [f"{CASE_NAME[b]} − {CASE_NAME[a]}" for a, b in present],
                         rows,
-                        f"Tukey HSD of {esc(self.name(t))}{esc(setup)}: differences of means ({esc(unit_note)}).",
+                        f"Tukey HSD of {esc(self.data.name(t))}{esc(setup)}: differences of means ({esc(unit_note)}).",
                         group_first=True,
                         numeric_from=2,
                         table_class="rpt-table rpt-small",

@@ -10,7 +10,7 @@ import pandas as pd
 from interference.report.blocks import Block, md
 from interference.report.format import pct, plural
 from interference.studies.pairs.cases import UNLIMITED, UNLIMITED_CASES
-from interference.studies.pairs.section.data import CASE_NAME, STUDY
+from interference.studies.pairs.section.data import CASE_NAME, STUDY, PairsData
 
 NUMERIC = [f"{e}_{c}" for e in ("total", "limit", "partner") for c in ("ir", "ci_low", "ci_high")]
 
@@ -23,8 +23,13 @@ def _ir(r, effect: str) -> str:
 
 
 class Split:
+    """Each Case 2/3a IR split into the limit's effect and the partner's."""
+
+    def __init__(self, data: PairsData):
+        self.data = data
+
     def split_blocks(self) -> list[Block]:
-        s = self.doc.stats.table(STUDY, "split", NUMERIC)
+        s = self.data.doc.stats.table(STUDY, "split", NUMERIC)
         if s.empty:
             return [md("No split of the IRs was computed (results/stats/pairs/split.tsv is missing).")]
         s = s[s["case"].isin(UNLIMITED_CASES)]
@@ -42,13 +47,13 @@ class Split:
             f"and the partner's arrival {pct(have['partner_ir'].median())} (medians over the cells)."
         )
         rows = [
-            [CASE_NAME[r["case"]], self.label(r["target"], r["partner"]), r["metric"].replace("_", " "),
+            [CASE_NAME[r["case"]], self.data.label(r["target"], r["partner"]), r["metric"].replace("_", " "),
              _ir(r, "total"), _ir(r, "limit"), _ir(r, "partner")]
             for _, r in have.iterrows()
         ]  # fmt: skip
         return [
             md(text),
-            self.table(
+            self.data.table(
                 [
                     "Case",
                     "Target (+partner)",
