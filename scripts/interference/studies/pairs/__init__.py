@@ -2,7 +2,7 @@
 in pairs — two in one container (2), two containers without (3a) or with (3b) limits.
 
   run key   case<case>/<pair>, e.g. case1/L, case1u/L, case3b/L+S; case1-end/L: Case 1 again at the end
-  runner    execute.py (+ adaptive.py)   parser  parse.py       findings  findings.py
+  runner    execute.py (+ adaptive.py)   parser  parse.py       findings  findings/
   tables    statistics/ (tables.py names each table's function)   report  section.qmd (+ section/)"""
 
 from __future__ import annotations

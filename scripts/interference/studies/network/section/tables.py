@@ -1,0 +1,50 @@
+"""The network study's tables: our Tables II (entity and host) and III (nested children),
+mean ± SD and the ratio to bare metal's host → host, beside the paper's values."""
+
+from __future__ import annotations
+
+from interference.report.blocks import Block
+from interference.report.format import is_num, num
+from interference.studies.network import published
+from interference.studies.network.section.data import MODE_NAMES, ends, mode_name
+
+
+class Tables:
+    def _table(self, rows, caption: str) -> list[Block]:
+        if rows.empty:
+            return []
+        cells = []
+        for (rt, d, m), g in rows.groupby(["runtime", "direction", "mode"], sort=False):
+            g = g.set_index("metric")
+            pub = published.VALUES.get((published.entity_of(rt), d, m))
+            rel = published.relative(published.entity_of(rt), d, m)
+            # Table III's layout for nested pairs: the parent's and the child's mode in columns.
+            line = (
+                [rt, *(MODE_NAMES[x] for x in m.split("+"))] if "+" in m else [rt, ends(rt, d), mode_name(m)]
+            )
+            for k, (metric, scale, digits) in enumerate((("throughput", 1e-3, 2), ("latency", 1, 1))):
+                if metric in g.index:
+                    r = g.loc[metric]
+                    ci = f" [{num(r.ci_low, 2)}, {num(r.ci_high, 2)}]" if is_num(r.ci_low) else ""
+                    line += [
+                        f"{num(r['mean'] * scale, digits)} ± {num(r.sd * scale, digits)}",
+                        f"{num(r.ratio, 2)}{ci}",
+                    ]
+                else:
+                    line += ["–", "–"]
+                line.append(f"{pub[2 * k]} ({num(rel[k], 2)})" if pub else "–")
+            cells.append(line)
+        nested = all("+" in m for m in rows["mode"])
+        cols = ["Runtime", "Parent", "Child"] if nested else ["Runtime", "Client → server", "Mode"]
+        cols += ["Gbit/s ± σ", "× host", "Paper Gbit/s (×)", "Latency µs ± σ", "× host", "Paper µs (×)"]
+        return [self.doc.table(cols, cells, caption, numeric_from=3)]
+
+    def tables(self) -> list[Block]:
+        return self._table(
+            self._rows(nested=False),
+            "Throughput and latency between an entity and its host (our Table II; results/stats/network/"
+            f"relative.tsv), × bare metal's host → host, beside {published.SOURCE}.",
+        ) + self._table(
+            self._rows(nested=True),
+            "Nested children as clients of the host (child → host; our Table III), × bare metal's host → host.",
+        )

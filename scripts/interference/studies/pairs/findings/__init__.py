@@ -1,0 +1,36 @@
+"""The pair study's checks of the papers' findings (report/published/findings.yaml): each reads
+the statistics tables (interference, split, contention, published) and gives our value of the
+claim's quantity with its 95 % CI (findings.verdict.Measure), or why it cannot (Skip), with the
+evidence from our own data that explains a difference: the limit's effect against the
+partner's (split.tsv), the CPUs each member used (contention.tsv), the page cache, the idle
+baseline, a CPU-spinning control partner.
+
+  cells         the IR cells a finding's args pick, and why there are none
+  paper_values  the papers' own value of a finding's mean IR
+  checks        the checks, each a Measure or a Skip
+  evidence      what our own data say about the cells behind a value"""
+
+from __future__ import annotations
+
+from interference.studies.pairs.findings.checks import (
+    best_cell,
+    contrast,
+    direction_agreement,
+    limit_effect,
+    mean_ir,
+    partner_contrast,
+    same_vs_mixed,
+)
+from interference.studies.pairs.findings.paper_values import _published_mean
+
+__all__ = ["CHECKS", "_published_mean"]
+
+CHECKS = {
+    "mean_ir": mean_ir,
+    "contrast": contrast,
+    "same_vs_mixed": same_vs_mixed,
+    "best_cell": best_cell,
+    "direction_agreement": direction_agreement,
+    "partner_contrast": partner_contrast,
+    "limit_effect": limit_effect,
+}

@@ -1,0 +1,107 @@
+"""The IR cells a finding of the papers is about: interference.tsv's rows (with split.tsv's
+columns) that a finding's args pick, one per pairing unless it names a metric; and, when there are
+none, why (what the config lacks)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from interference.findings.verdict import MIN_SAMPLES, NOT_RUN, Skip
+from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
+
+CELL = ["host", "runtime", "case", "target", "partner", "metric"]
+
+
+def _num(df: pd.DataFrame, *cols) -> pd.DataFrame:
+    for c in cols:
+        if c in df:
+            df[c] = pd.to_numeric(df[c], errors="coerce")
+    return df
+
+
+def cells(ctx, args: dict) -> pd.DataFrame:
+    """The IR cells a finding is about: interference.tsv rows (with the split's columns) filtered by
+    args cases, targets, partners, pairing (mixed / same) and host; `ir` is the partner's effect
+    with effect: partner."""
+    t = _num(ctx.table("interference"), "ir", "ir_ci_low", "ir_ci_high", "n", "baseline_n")
+    if t.empty:
+        return t
+    s = ctx.table("split")
+    if not s.empty:
+        s = _num(s, *(c for c in s if c.endswith(("_ir", "_ci_low", "_ci_high", "_n"))))
+        extra = [c for c in s if c.startswith(("limit_", "partner_")) or c == "unlimited_n"]
+        t = t.merge(s[[*CELL, *extra]], on=CELL, how="left")
+    t = _select(t, args)
+    if args.get("effect") == "partner":
+        if "partner_ir" not in t or t["partner_ir"].isna().all():
+            return t.iloc[:0]
+        t = t.assign(ir=t["partner_ir"], ir_ci_low=t["partner_ci_low"], ir_ci_high=t["partner_ci_high"],
+                     baseline_n=t.get("unlimited_n", t["baseline_n"]).where(t["case"].isin(UNLIMITED_CASES), t["baseline_n"]))  # fmt: skip
+    t = t[t["ir"].notna()]
+    return t if "metric" in args else _per_pair(t)
+
+
+def _select(df: pd.DataFrame, args: dict) -> pd.DataFrame:
+    """The rows of an IR table (ours or the paper's) a finding's args pick: cases, targets,
+    partners, pairing (mixed / same) and host."""
+    df = df[df["case"].isin(args.get("cases", CONCURRENT_CASES))]
+    for key, column in (("targets", "target"), ("partners", "partner")):
+        if key in args:
+            df = df[df[column].isin(args[key])]
+    if args.get("pairing") == "mixed":
+        df = df[df["target"] != df["partner"]]
+    elif args.get("pairing") == "same":
+        df = df[df["target"] == df["partner"]]
+    if "host" in args and "host" in df:
+        df = df[df["host"] == args["host"]]
+    return df
+
+
+def _per_pair(t: pd.DataFrame) -> pd.DataFrame:
+    """One cell per host, runtime, case, target and partner: a target's metrics (STREAM's four
+    kernels, Bonnie++'s four tests) averaged, so that each pairing weighs the same; and only
+    cells with MIN_SAMPLES on each side, unless none has them (the verdict then says so)."""
+    if t.empty:
+        return t
+    key = ["host", "runtime", "case", "target", "partner"]
+    numeric = [c for c in t if c not in key and pd.api.types.is_numeric_dtype(t[c])]
+    agg = {c: ("min" if c.endswith("_n") or c in ("n",) else "mean") for c in numeric}
+    g = t.groupby(key, sort=True, as_index=False).agg(agg)
+    g["metric"] = t.groupby(key, sort=True)["metric"].agg(lambda m: ", ".join(sorted(set(m)))).to_numpy()
+    enough = np.minimum(g["n"], g["baseline_n"]) >= MIN_SAMPLES
+    return g[enough] if enough.any() else g
+
+
+def _missing(ctx, args: dict) -> Skip:
+    """Why a finding has no cells: what the config lacks."""
+    have = ctx.table("summary")
+    lacks = []
+    for key, what in (("targets", "microservice"), ("partners", "microservice")):
+        for m in args.get(key, []):
+            if have.empty or m not in set(have["target"]):
+                lacks.append(f"{what} {m}")
+    for c in args.get("cases", []):
+        if have.empty or c not in set(have["case"]):
+            lacks.append(f"Case {c}")
+    if "host" in args and (have.empty or args["host"] not in set(have["host"])):
+        lacks.append(f"host {args['host']}")
+    if args.get("effect") == "partner" and (have.empty or UNLIMITED not in set(have["case"])):
+        lacks.append("Case 1u (the unlimited baseline)")
+    if lacks:
+        return Skip(NOT_RUN, f"these results have no {', '.join(dict.fromkeys(lacks))}")
+    cases = ", ".join(args.get("cases", CONCURRENT_CASES))
+    if "targets" in args or "partners" in args:
+        pairs = [f"{t}+{p}" for t in args.get("targets", ["any"]) for p in args.get("partners", ["any"])]
+        what = "pair " + " or ".join(pairs)
+    else:
+        what = {"same": "same-kind pair", "mixed": "pair of different kinds"}.get(args.get("pairing"), "pair")
+    return Skip(NOT_RUN, f"these results have no {what} in Case {cases} (the config's pairs leave it out)")
+
+
+def _n(t: pd.DataFrame) -> int:
+    return int(np.nanmin(np.minimum(t["n"], t["baseline_n"]))) if len(t) else 0
+
+
+def _label(r) -> str:
+    return f"{r['target']} beside {r['partner']} (Case {r['case']}, {r['metric'].replace('_', ' ')})"

@@ -1,0 +1,35 @@
+"""The papers' own value of a finding's mean IR, from their printed, computed or stated IRs
+(report/published/), picked by the same args as our cells."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pandas as pd
+
+from interference.studies.pairs.findings.cells import _select
+from interference.studies.pairs.statistics.published import published_ir, read_published
+
+
+@functools.cache
+def _papers_irs(published_dir: Path) -> pd.DataFrame:
+    """Every paper's IRs (printed, computed from its means, or stated), read once per folder."""
+    return published_ir(*(read_published(published_dir, n) for n in ("interference_ratios", "means")))
+
+
+def _published_mean(ctx, args: dict) -> tuple[float | None, str]:
+    """The paper's own value of the same mean (its printed, computed or stated IRs)."""
+    paper = args.get("paper")
+    if not paper:
+        return None, ""
+    p = _papers_irs(Path(ctx.published_dir))
+    p = _select(p[p["paper"] == paper], args)
+    if p.empty:
+        return None, ""
+    # As ours: a target's metrics averaged per pairing and case first.
+    per_pair = p.groupby(["case", "target", "partner"])["ir"].mean()
+    n = len(per_pair)
+    return float(
+        per_pair.mean()
+    ), f"mean of the paper's {n} pairing{'s' if n > 1 else ''} and cases" if n > 1 else "the paper's IR"
