@@ -9,7 +9,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= 1
 CONFIG ?= config/config.yaml
 
-.PHONY: paper test engine venv check-config
+.PHONY: paper test engine venv check-config save regression-check
 
 $(VENV)/.installed: requirements.txt requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +38,15 @@ test: venv
 # Check config files before handing them to snakemake (a YAML error names file, line, column).
 check-config: venv
 	PYTHONPATH=scripts $(VENV)/bin/python -m interference.config $(CONFIG)
+
+# Save today's results (statistics and samples) as a named session to compare later runs with
+# (config compare_with: [sessions/NAME.tar.gz]).
+save: venv
+	@test -n "$(NAME)" || { echo "usage: make save NAME=<session name>"; exit 2; }
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.sessions save $(NAME)
+
+# The regression check: the changes against the config's sessions; exit 1 if a cell changed
+# beyond the threshold (the cells are printed).
+regression-check: venv
+	$(SNAKEMAKE) --cores $(CORES) stats $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG))
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.sessions check

@@ -4,12 +4,13 @@
 #   snakemake --cores 1 --forcerun <a meta.json path>          rerun exactly one run (see README)
 # Rules, one file per step: images.smk (build_image), run.smk (run: the generic runner),
 # parse.smk (parse_run, merge_samples), stats.smk (statistics: one job per table a study
-# declares), report.smk (run_table, environment, findings, report); common.smk and inputs.smk
-# hold the config, the run matrix and the input functions.
+# declares), changes.smk (changes: today against saved sessions), report.smk (run_table,
+# environment, findings, report); common.smk and inputs.smk hold the config, the run matrix
+# and the input functions.
 # A study kind is a folder scripts/interference/studies/<kind>/: __init__.py declares its runs
 # and tables, execute.py is its runner, parse.py its parser, statistics(/) its tables, findings
 # its checks of the papers, section.qmd its part of the report. A runtime is its adapter in
-# scripts/interference/runtimes/ and a line of runtimes/__init__.py.
+# scripts/interference/runtimes/ with its import and entry in runtimes/__init__.py.
 import os
 import sys
 
@@ -24,12 +25,14 @@ include: "workflow/rules/images.smk"
 include: "workflow/rules/run.smk"
 include: "workflow/rules/parse.smk"
 include: "workflow/rules/stats.smk"
+include: "workflow/rules/changes.smk"
 include: "workflow/rules/report.smk"
 
 
 # Under Slurm (profiles/slurm) image builds and runs are jobs on the config's host (a node);
 # the rest is quick and stays here.
 localrules:
+    changes,
     parse_code_listing,
     parse_run,
     merge_samples,
@@ -77,3 +80,4 @@ rule stats:
         all_tables(),
         expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         "results/stats/findings.tsv",
+        all_changes(),

@@ -73,6 +73,7 @@ rule report:
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         environment="results/stats/environment.json",
         findings="results/stats/findings.tsv",
+        changes=all_changes(),
         sections=[p for s in STUDIES for p in STEP_CODE[s, "report"]],
         qmd=REPORT_QMD,
         published=PUBLISHED,

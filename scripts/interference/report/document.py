@@ -103,6 +103,12 @@ class Document:
 
         return section.blocks(self)
 
+    def changes_blocks(self) -> list[Block]:
+        """Today against the saved sessions the config names (none: no section)."""
+        from interference.report import changes_section
+
+        return changes_section.blocks(self)
+
     def environment_blocks(self) -> list[Block]:
         return environment.blocks(self)
 

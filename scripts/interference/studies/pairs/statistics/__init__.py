@@ -22,7 +22,7 @@ import pandas as pd
 from interference.descriptive import CONFIDENCE, STAT_COLUMNS, describe, prepare
 from interference.descriptive import join as _join
 from interference.descriptive import valid as _valid
-from interference.resampling import bootstrap_ci
+from interference.resampling import relative_change, relative_change_ci
 
 BASELINE = "1"
 GROUP = ["host", "runtime", "case", "target", "partner", "metric"]
@@ -133,25 +133,16 @@ def summarize(samples: pd.DataFrame) -> pd.DataFrame:
 # Interference ratio
 
 
-def ir_value(mean: float, baseline_mean: float, higher_is_better: bool) -> float:
-    """The papers' IR: (mu_i - mu)/mu if higher is better, else (mu - mu_i)/mu; < 0 = worse."""
-    sign = 1.0 if higher_is_better else -1.0
-    return sign * (mean - baseline_mean) / baseline_mean
-
-
-def _ir_statistic(higher_is_better: bool):
-    # Vectorised over bootstrap resamples (scipy passes arrays with a resample axis).
-    def statistic(x, base, axis=-1):
-        return ir_value(np.mean(x, axis=axis), np.mean(base, axis=axis), higher_is_better)
-
-    return statistic
+# The IR is the shared relative change (resampling.py): the drift check and the comparison
+# with saved sessions use the same statistic and interval.
+ir_value = relative_change
 
 
 def ir_bootstrap_ci(
     x, base, higher_is_better: bool, n_resamples: int = N_RESAMPLES, seed: int = SEED, key: tuple = ()
 ) -> tuple[float, float, str, str]:
-    """95% CI of the IR (see bootstrap_ci)."""
-    return bootstrap_ci(x, base, _ir_statistic(higher_is_better), n_resamples, seed, key)
+    """95% CI of the IR (resampling.relative_change_ci)."""
+    return relative_change_ci(x, base, higher_is_better, n_resamples, seed, key)
 
 
 def interference_ratios(

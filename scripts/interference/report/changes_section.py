@@ -1,0 +1,119 @@
+"""The report's Changes section: today's results against each saved session the config names
+(results/stats/<study>/changes.tsv and changes.json, made by changes.py). Every sentence is
+computed from those tables: the counts per verdict, the threshold, the largest changes, and
+what else differs between the two sessions' records."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pandas as pd
+
+from interference.report.blocks import Block, md
+from interference.report.format import and_list, esc, pct, plural
+from interference.report.load import read_tsv
+
+NUMERIC = [
+    "n_then",
+    "n_now",
+    "mean_then",
+    "mean_now",
+    "change",
+    "change_ci_low",
+    "change_ci_high",
+    "threshold",
+]
+ORDER = {"changed": 0, "inconclusive": 1, "unchanged": 2}
+VERDICT_CLASS = {"changed": "flag-cell", "unchanged": "agree-cell", "inconclusive": ""}
+
+
+def _tables(doc) -> list[tuple[str, pd.DataFrame, dict]]:
+    out = []
+    for study in doc.studies:
+        path = doc.stats_dir / study / "changes.tsv"
+        if path.exists():
+            notes = path.with_suffix(".json")
+            out.append(
+                (
+                    study,
+                    read_tsv(path, numeric=NUMERIC),
+                    json.loads(notes.read_text()) if notes.exists() else {},
+                )
+            )
+    return out
+
+
+def _when(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _lead(study_title: str, session: str, rows: pd.DataFrame, record: dict) -> str:
+    n = rows["verdict"].value_counts()
+    changed = rows[rows["verdict"] == "changed"]
+    worse, better = int((changed["change"] < 0).sum()), int((changed["change"] > 0).sum())
+    t = rows["threshold"].iloc[0]
+    text = (
+        f"**{esc(study_title)} against session {esc(session)}** (saved {_when(record['saved_at'])} on host "
+        f"{esc(record['host'])}): of {plural(len(rows), 'cell')}, {int(n.get('changed', 0))} changed "
+        f"({worse} worse, {better} better), {int(n.get('unchanged', 0))} unchanged and "
+        f"{int(n.get('inconclusive', 0))} inconclusive, a change counting when its 95 % CI lies beyond "
+        f"±{pct(t, 0, sign=False)} and no change when it lies within."
+    )
+    if len(changed):
+        top = changed.reindex(changed["change"].abs().sort_values(ascending=False).index).iloc[0]
+        text += f" The largest: {esc(top['cell'])}, {pct(top['change'])} [{pct(top['change_ci_low'])}, {pct(top['change_ci_high'])}]."
+    differences = record.get("differences", [])
+    text += (
+        f" Besides the study, the records differ in {and_list(esc(d) for d in differences)}."
+        if differences
+        else " Nothing else differs in the two records (host, engines, images, config outside the study)."
+    )
+    definition = rows["definition"].iloc[0] if "definition" in rows else ""
+    if isinstance(definition, str) and definition:
+        text += f" **The study's definition differs** ({esc(definition)}): every row compares across it."
+    return text
+
+
+def blocks(doc) -> list[Block]:
+    tables = _tables(doc)
+    if not tables:
+        return []
+    out = [
+        md(
+            "## Changes\n\nToday's results against the saved sessions the config names (`compare_with`): for "
+            "each cell of a study's summary, the change of its mean, oriented so that negative is worse, with "
+            "its 95 % bootstrap CI (the interference ratio's statistic and interval, as the drift check uses)."
+        )
+    ]
+    for study, df, notes in tables:
+        for session, rows in df.groupby("session", sort=False):
+            out.append(md(_lead(doc.study_title(study), session, rows, notes.get(session, {}))))
+            shown = rows.assign(_o=rows["verdict"].map(ORDER), _a=-rows["change"].abs()).sort_values(
+                ["_o", "_a"]
+            )
+            shown = shown[shown["verdict"] != "unchanged"]
+            if shown.empty:
+                continue
+            classes = list(shown["verdict"].map(VERDICT_CLASS).fillna(""))
+            out.append(
+                doc.table(
+                    ["Cell", "Then", "Now", "Change [95 % CI]", "Verdict"],
+                    [
+                        [
+                            r["cell"],
+                            f"{r['mean_then']:.4g} {r['unit']} (n={int(r['n_then'])})",
+                            f"{r['mean_now']:.4g} {r['unit']} (n={int(r['n_now'])})",
+                            f"{pct(r['change'])} [{pct(r['change_ci_low'])}, {pct(r['change_ci_high'])}]",
+                            r["verdict"],
+                        ]
+                        for _, r in shown.iterrows()
+                    ],
+                    f"Cells of {esc(study)} that changed or may have, against session {esc(session)} "
+                    f"(results/stats/{esc(study)}/changes.tsv); the {plural(int((rows['verdict'] == 'unchanged').sum()), 'unchanged cell')} "
+                    "are in the table file.",
+                    text_cols=(0, 4),
+                    cell_class=lambda i, j: classes[i] if j == 4 else "",
+                )
+            )
+    return out

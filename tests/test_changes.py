@@ -1,0 +1,157 @@
+"""Sessions and changes: a saved session read back whole or refused, the verdict rule, a
+changed cell found with its sign and an unchanged one never called changed, another study
+definition refused (or stated), the regression check's exit code, and the report's Changes
+section computed from the tables."""
+
+import json
+import tarfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from interference import changes, sessions
+from interference.descriptive import describe
+from interference.report import changes_section
+from interference.report.document import Document
+
+GROUP = ["host", "runtime", "instances", "metric"]
+CONFIG = {
+    "host": "h1",
+    "runtime_options": {},
+    "studies": {"scaling": {"runtimes": ["docker"], "iterations": 10}},
+}
+
+
+def samples(seed: int, slow: float = 1.0) -> pd.DataFrame:
+    """Two cells of execution times (lower is better); the N=2 cell slowed by `slow`."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n, mean in ((1, 10.0), (2, 20.0)):
+        for i in range(12):
+            value = rng.normal(mean, 0.2) * (slow if n == 2 else 1.0)
+            rows.append(dict(host="h1", runtime="docker", instances=n, repetition=1, instance=1, iteration=i,
+                             metric="execution_time", value=value, unit="s", higher_is_better=False,
+                             start=0, end=1, status="ok"))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def results(tmp_path, name: str, df: pd.DataFrame, config: dict = CONFIG):
+    root = tmp_path / name
+    (root / "parsed" / "scaling").mkdir(parents=True)
+    (root / "stats" / "scaling").mkdir(parents=True)
+    df.to_csv(root / "parsed" / "scaling" / "samples.tsv", sep="\t", index=False)
+    describe(df, GROUP).to_csv(root / "stats" / "scaling" / "summary.tsv", sep="\t", index=False)
+    env = {"config": config, "hosts": {config["host"]: {"cpu_model": "X"}}, "engines": {}, "images": []}
+    (root / "stats" / "environment.json").write_text(json.dumps(env))
+    return root
+
+
+def compare(today_root, session_path, tmp_path, across=False):
+    with_dir = tmp_path / "unpacked"
+    with_dir.mkdir(exist_ok=True)
+    session = sessions.load(session_path, with_dir)
+    env = json.loads((today_root / "stats" / "environment.json").read_text())
+    read = lambda p: pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)  # noqa: E731
+    return changes.compare(
+        "scaling",
+        read(today_root / "parsed/scaling/samples.tsv"),
+        read(today_root / "stats/scaling/summary.tsv"),
+        env,
+        session,
+        0.05,
+        across,
+    )
+
+
+def test_the_verdict_rule():
+    assert changes.verdict(0.06, 0.2, 0.05) == "changed"
+    assert changes.verdict(-0.3, -0.051, 0.05) == "changed"
+    assert changes.verdict(-0.04, 0.049, 0.05) == "unchanged"
+    assert changes.verdict(-0.04, 0.08, 0.05) == "inconclusive"
+    assert changes.verdict(float("nan"), 0.0, 0.05) == "inconclusive"
+
+
+def test_a_changed_cell_is_found_with_its_sign_and_the_other_is_not(tmp_path):
+    saved = sessions.save("before", results(tmp_path, "a", samples(1)), tmp_path / "before.tar.gz")
+    df = compare(results(tmp_path, "b", samples(2, slow=1.25)), saved, tmp_path)
+    by_n = df.set_index("instances")
+    assert by_n.loc["2", "verdict"] == "changed"
+    assert by_n.loc["2", "change"] == pytest.approx(-0.25, abs=0.03)  # 25 % slower: worse, negative
+    assert by_n.loc["2", "change_ci_high"] < -0.05
+    assert by_n.loc["1", "verdict"] in ("unchanged", "inconclusive")
+    assert set(df["definition"]) == {""}
+
+
+def test_identical_sessions_never_change(tmp_path):
+    saved = sessions.save("same", results(tmp_path, "a", samples(3)), tmp_path / "same.tar.gz")
+    df = compare(results(tmp_path, "b", samples(4)), saved, tmp_path)
+    assert "changed" not in set(df["verdict"])
+
+
+def test_a_corrupt_or_partial_session_is_refused(tmp_path):
+    saved = sessions.save("s", results(tmp_path, "a", samples(1)), tmp_path / "s.tar.gz")
+    unpacked = tmp_path / "x"
+    with tarfile.open(saved) as tar:
+        tar.extractall(unpacked, filter="data")
+    (unpacked / "s/parsed/scaling/samples.tsv").write_text("host\n")
+    with tarfile.open(tmp_path / "corrupt.tar.gz", "w:gz") as tar:
+        tar.add(unpacked / "s", "s")
+    with pytest.raises(sessions.SessionError, match="does not match its sha256"):
+        sessions.load(tmp_path / "corrupt.tar.gz", tmp_path / "c")
+    (unpacked / "s/parsed/scaling/samples.tsv").unlink()
+    with tarfile.open(tmp_path / "partial.tar.gz", "w:gz") as tar:
+        tar.add(unpacked / "s", "s")
+    with pytest.raises(sessions.SessionError, match="partial session"):
+        sessions.load(tmp_path / "partial.tar.gz", tmp_path / "p")
+    with pytest.raises(sessions.SessionError, match="session name"):
+        sessions.save("../x", results(tmp_path, "b", samples(1)), tmp_path / "y.tar.gz")
+
+
+def test_another_definition_is_refused_naming_the_key_unless_asked(tmp_path):
+    other = {**CONFIG, "studies": {"scaling": {"runtimes": ["docker"], "iterations": 3}}}
+    saved = sessions.save("old", results(tmp_path, "a", samples(1), other), tmp_path / "old.tar.gz")
+    today = results(tmp_path, "b", samples(2))
+    with pytest.raises(sessions.SessionError, match=r"iterations was 3, this config has 10"):
+        compare(today, saved, tmp_path)
+    df = compare(today, saved, tmp_path, across=True)
+    assert set(df["definition"]) == {"iterations: 3 then, 10 now"}
+
+
+def test_the_regression_check_exits_1_on_a_change(tmp_path, capsys):
+    saved = sessions.save("before", results(tmp_path, "a", samples(1)), tmp_path / "before.tar.gz")
+    stats = tmp_path / "stats"
+    (stats / "scaling").mkdir(parents=True)
+    compare(results(tmp_path, "b", samples(2, slow=1.25)), saved, tmp_path).to_csv(
+        stats / "scaling" / "changes.tsv", sep="\t", index=False
+    )
+    assert sessions.main(["check", "--stats-dir", str(stats)]) == 1
+    assert (
+        "changed: scaling runtime=docker instances=2 metric=execution_time against before"
+        in capsys.readouterr().out
+    )
+    compare(results(tmp_path, "c", samples(5)), saved, tmp_path).to_csv(
+        stats / "scaling" / "changes.tsv", sep="\t", index=False
+    )
+    assert sessions.main(["check", "--stats-dir", str(stats)]) == 0
+
+
+def test_the_changes_section_is_computed_from_the_tables(tmp_path):
+    saved = sessions.save("before", results(tmp_path, "a", samples(1)), tmp_path / "before.tar.gz")
+    today = results(tmp_path, "b", samples(2, slow=1.25))
+    df = compare(today, saved, tmp_path)
+    df.to_csv(today / "stats/scaling/changes.tsv", sep="\t", index=False)
+    record = {"before": {"host": "h1", "saved_at": 0, "differences": ["engine docker.version: 20 → 24"]}}
+    (today / "stats/scaling/changes.json").write_text(json.dumps(record))
+
+    def text():
+        return "\n".join(
+            str(b.content) for b in changes_section.blocks(Document(today / "stats", studies="scaling"))
+        )
+
+    first = text()
+    assert "## Changes" in first and "against session before" in first
+    assert "1 changed (1 worse, 0 better)" in first and "engine docker.version: 20 → 24" in first
+    df.loc[df["instances"] == "2", "verdict"] = "unchanged"
+    df.to_csv(today / "stats/scaling/changes.tsv", sep="\t", index=False)
+    assert "0 changed (0 worse, 0 better)" in text()

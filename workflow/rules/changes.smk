@@ -1,0 +1,34 @@
+# Changes: today's results against the saved sessions the config names (compare_with), one
+# table per study: each cell's relative change with its CI and verdict (changes.py). Sessions
+# are files (python -m interference.sessions save NAME): never rerun, read whole and verified.
+
+
+def all_changes():
+    """Every study's changes table, when the config names sessions to compare with."""
+    if not CONFIG["compare_with"]:
+        return []
+    return expand("results/stats/{study}/changes.tsv", study=list(STUDIES))
+
+
+rule changes:
+    input:
+        samples="results/parsed/{study}/samples.tsv",
+        summary="results/stats/{study}/summary.tsv",
+        environment="results/stats/environment.json",
+        sessions=CONFIG["compare_with"],
+        code=code_deps_closure("changes.py"),
+    output:
+        changes="results/stats/{study}/changes.tsv",
+        differences="results/stats/{study}/changes.json",
+    log:
+        "results/logs/stats/{study}/changes.log",
+    conda:
+        "../envs/pipeline.yaml"
+    params:
+        across="--across-definitions" if CONFIG["compare_across_definitions"] else "",
+        threshold=CONFIG["change_threshold"],
+    shell:
+        "python -m interference.changes --study {wildcards.study} --samples {input.samples} "
+        "--summary {input.summary} --environment {input.environment} "
+        "--sessions {input.sessions:q} --threshold {params.threshold} {params.across} "
+        "--out {output.changes} > {log} 2>&1"
