@@ -155,3 +155,23 @@ def test_the_changes_section_is_computed_from_the_tables(tmp_path):
     df.loc[df["instances"] == "2", "verdict"] = "unchanged"
     df.to_csv(today / "stats/scaling/changes.tsv", sep="\t", index=False)
     assert "0 changed (0 worse, 0 better)" in text()
+
+
+def test_history_over_sessions_finds_where_the_level_moved(tmp_path):
+    """Two sessions of the same level, then today 25 % slower in one cell: the history names the
+    change after the second session for that cell only, and the report draws it."""
+    s1 = sessions.save("s1", results(tmp_path, "a", samples(1)), tmp_path / "s1.tar.gz")
+    s2 = sessions.save("s2", results(tmp_path, "b", samples(2)), tmp_path / "s2.tar.gz")
+    today = results(tmp_path, "c", samples(3, slow=1.25))
+    stats = today / "stats"
+    args = ["--study", "scaling", "--samples", str(today / "parsed/scaling/samples.tsv")]
+    args += ["--summary", str(stats / "scaling/summary.tsv"), "--environment", str(stats / "environment.json")]
+    assert changes.main([*args, "--sessions", str(s1), str(s2), "--out", str(stats / "scaling/changes.tsv")]) == 0
+    h = pd.read_csv(stats / "scaling/history.tsv", sep="\t", keep_default_na=False)
+    points = h.groupby("cell")["change_points"].first()
+    assert points["runtime=docker instances=2 metric=execution_time"] == "s2"
+    assert points["runtime=docker instances=1 metric=execution_time"] == ""
+    assert list(h[h["cell"].str.contains("instances=2")]["session"]) == ["s1", "s2", "today"]
+    found = changes_section.blocks(Document(stats, studies="scaling"))
+    assert any(b.kind == "fig" or "<img" in str(b.content) for b in found)
+    assert any("instances=2 metric=execution_time after s2" in str(b.content) for b in found)

@@ -3,7 +3,8 @@
   python -m interference.changes --study S --samples P --summary P --environment P \
       --sessions A.tar.gz [B.tar.gz ...] [--threshold 0.05] [--across-definitions] --out P.tsv
 
-Writes P.tsv and, beside it, P.json: per session, what else differs between the two records.
+Writes P.tsv and, beside it, P.json (per session, what else differs between the two records) and
+history.tsv (each cell's mean per session, today last, with its change points: history.py).
 
 One row per cell of the study's summary table (its group columns but the host) and session:
 the relative change of today's mean against the session's, oriented so that negative is worse,
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from interference.descriptive import prepare, valid
+from interference.history import history
 from interference.resampling import relative_change, relative_change_ci
 from interference.sessions import Session, SessionError, load
 
@@ -182,7 +184,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     environment = json.loads(a.environment.read_text())
     samples, summary = _read(a.samples), _read(a.summary)
-    frames, records = [], {}
+    frames, records, past = [], {}, []
+    group = _group(summary)
     try:
         for source in a.sessions:
             with tempfile.TemporaryDirectory(prefix="session-") as tmp:
@@ -198,11 +201,23 @@ def main(argv=None) -> int:
                     "saved_at": session.saved_at,
                     "differences": environment_differences(environment, session.environment),
                 }
+                if a.study in session.studies:
+                    past.append(
+                        (session.name, session.saved_at, _values(_read(session.samples(a.study)), group))
+                    )
     except SessionError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     pd.concat(frames, ignore_index=True).to_csv(a.out, sep="\t", index=False)
     a.out.with_suffix(".json").write_text(json.dumps(records, indent=1) + "\n")
+    # Each cell over the sessions in the order they were saved, today last (history.py).
+    cells = [
+        (" ".join(f"{c}={v}" for c, v in zip(group, key) if v != ""), key)
+        for key in summary[group].astype(str).drop_duplicates().itertuples(index=False, name=None)
+    ]
+    history(cells, past, _values(samples, group)).to_csv(
+        a.out.with_name("history.tsv"), sep="\t", index=False
+    )
     return 0
 
 

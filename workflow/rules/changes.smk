@@ -20,6 +20,7 @@ rule changes:
     output:
         changes="results/stats/{study}/changes.tsv",
         differences="results/stats/{study}/changes.json",
+        history="results/stats/{study}/history.tsv",
     log:
         "results/logs/stats/{study}/changes.log",
     conda:

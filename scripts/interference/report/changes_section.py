@@ -11,6 +11,7 @@ import json
 import pandas as pd
 
 from interference.report.blocks import Block, md
+from interference.report.figures import history as history_figure
 from interference.report.format import and_list, esc, pct, plural
 from interference.report.load import read_tsv
 
@@ -75,6 +76,38 @@ def _lead(study_title: str, session: str, rows: pd.DataFrame, record: dict) -> s
     return text
 
 
+def _history(doc, study: str) -> list[Block]:
+    """With two or more sessions: each cell's level over them, today last, and its change points."""
+    path = doc.stats_dir / study / "history.tsv"
+    if not path.exists():
+        return []
+    h = read_tsv(path, numeric=["order", "n", "mean", "sd"])
+    sessions = h.loc[h["session"] != "today", "session"].unique()
+    if len(sessions) < 2:
+        return []
+    points = h.groupby("cell")["change_points"].first().fillna("").astype(str)
+    moved = points[points != ""]
+    text = f"**{esc(doc.study_title(study))} over {plural(len(sessions), 'session')} and today.** " + (
+        f"A change of level (ruptures' PELT over the sessions' means, BIC-like penalty) in "
+        f"{plural(len(moved), 'cell')} of {len(points)}: "
+        + "; ".join(f"{esc(c)} after {esc(p)}" for c, p in moved.items())
+        + "."
+        if len(moved)
+        else f"No change of level in any of its {plural(len(points), 'cell')} (ruptures' PELT over the "
+        "sessions' means, BIC-like penalty)."
+    )
+    shown = history_figure.chosen(h)
+    return [
+        md(text),
+        doc.figure(
+            history_figure.figure(h),
+            f"{esc(study)}: the mean of {plural(len(shown), 'cell')} in each session relative to the first, "
+            "today last; dashed: a change point (results/stats/" + esc(study) + "/history.tsv).",
+            f"Line plots of {len(shown)} cells' means over the sessions.",
+        ),
+    ]
+
+
 def blocks(doc) -> list[Block]:
     tables = _tables(doc)
     if not tables:
@@ -87,6 +120,7 @@ def blocks(doc) -> list[Block]:
         )
     ]
     for study, df, notes in tables:
+        out += _history(doc, study)
         for session, rows in df.groupby("session", sort=False):
             out.append(md(_lead(doc.study_title(study), session, rows, notes.get(session, {}))))
             shown = rows.assign(_o=rows["verdict"].map(ORDER), _a=-rows["change"].abs()).sort_values(

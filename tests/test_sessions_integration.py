@@ -1,0 +1,99 @@
+"""Sessions end to end with real runs: Y-Cruncher's Case 1 saved as a session, its size changed
+tenfold, run again: the report's Changes section calls the cell changed, for the worse; the
+same comparison without leave to cross definitions is refused naming the key; and a second
+session of the same definition, measured afresh, is never called changed."""
+
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine
+
+pytestmark = [pytest.mark.integration, requires_engine]
+
+
+def config(digits: int, **extra) -> dict:
+    pairs = {"microservices": ["Y"], "cases": ["1"], "iterations": 6, "drift_check": False}
+    return {
+        "host": "sessionhost",
+        "studies": {"pairs": pairs | {"sizes": {"Y": {"digits": digits}}}},
+        **extra,
+    }
+
+
+def snakemake(work, target, cfg, name):
+    path = work / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return subprocess.run(
+        [
+            SNAKEMAKE,
+            "-s",
+            str(REPO / "Snakefile"),
+            "-d",
+            str(work),
+            "--cores",
+            "2",
+            target,
+            "--configfile",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def save(work, name):
+    out = work / "sessions" / f"{name}.tar.gz"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "interference.sessions",
+            "save",
+            name,
+            "--results",
+            str(work / "results"),
+            "--out",
+            str(out),
+        ],
+        check=True,
+        env={"PYTHONPATH": str(REPO / "scripts")},
+    )
+    return out
+
+
+def test_a_real_change_is_found_and_identical_sessions_are_not(tmp_path):
+    work = tmp_path / "work"
+    r = snakemake(work, "stats", config(20000), "small")
+    assert r.returncode == 0, r.stderr[-3000:]
+    small = save(work, "small")
+
+    # Ten times the digits: slower, and another definition of the study.
+    big = config(200000, compare_with=[str(small)])
+    r = snakemake(work, "stats", big, "big-refused")
+    assert r.returncode != 0
+    log = (work / "results/logs/stats/pairs/changes.log").read_text()
+    assert "sizes.Y.digits was 20000, this config has 200000" in log
+    r = snakemake(work, "report/paper.html", big | {"compare_across_definitions": True}, "big")
+    assert r.returncode == 0, r.stderr[-3000:]
+    changes = pd.read_csv(work / "results/stats/pairs/changes.tsv", sep="\t")
+    time = changes[changes["metric"] == "computation_time"].iloc[0]
+    assert time["verdict"] == "changed" and time["change"] < -0.5, time.to_dict()
+    assert "sizes.Y.digits: 20000 then, 200000 now" in time["definition"]
+    html = (work / "report/paper.html").read_text()
+    assert "against session small" in html and "The study's definition differs" in html
+
+    # The same definition measured afresh: no cell may be called changed.
+    big_again = save(work, "big")
+    for folder in ("raw", "parsed", "stats", "code"):
+        shutil.rmtree(work / "results" / folder)
+    r = snakemake(work, "stats", config(200000, compare_with=[str(big_again)]), "again")
+    assert r.returncode == 0, r.stderr[-3000:]
+    again = pd.read_csv(work / "results/stats/pairs/changes.tsv", sep="\t")
+    assert len(again) == 2 and "changed" not in set(again["verdict"]), again[["metric", "change", "verdict"]]
+    assert leftover_containers() == []
