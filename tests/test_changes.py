@@ -175,3 +175,12 @@ def test_history_over_sessions_finds_where_the_level_moved(tmp_path):
     found = changes_section.blocks(Document(stats, studies="scaling"))
     assert any(b.kind == "fig" or "<img" in str(b.content) for b in found)
     assert any("instances=2 metric=execution_time after s2" in str(b.content) for b in found)
+
+
+def test_a_session_that_is_not_there_is_refused_before_anything_runs(tmp_path):
+    from interference.config import ConfigError, validate
+
+    cfg = {"studies": {"pairs": {"microservices": ["L"], "cases": ["1"]}}, "compare_with": [str(tmp_path / "x.tar.gz")]}
+    with pytest.raises(ConfigError, match=r"compare_with\[0\] names .*x.tar.gz', which is no file here"):
+        validate(cfg)
+    assert validate(cfg, machine=False)["change_threshold"] == 0.05

@@ -117,6 +117,12 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
             )
         config["studies"][name] = _merged(config["studies"][name], part)
 
+    for i, path in enumerate(config["compare_with"]):
+        if machine and not Path(path).is_file():
+            raise ConfigError(
+                f"{source} is invalid, {NOTHING_RAN}: compare_with[{i}] names {path!r}, which is no file here "
+                "(save one with `make save NAME=...`: sessions/NAME.tar.gz)."
+            )
     for rt in list(config["runtime_options"]):
         _check_runtime(config, rt, f"runtime_options.{rt}", source)
     for i, rt in enumerate(config["runtimes"]):
