@@ -111,3 +111,19 @@ def test_each_steps_code_inputs_are_its_import_closure():
     # The closure of one file by hand: verdict.py imports descriptive.py, which imports nothing of ours.
     verdict = PACKAGE / "findings" / "verdict.py"
     assert code_deps.closure([verdict]) == sorted([verdict, PACKAGE / "descriptive.py"])
+
+
+def test_every_module_of_the_package_imports():
+    """A name moved between modules is found here, not in the middle of a pipeline's step."""
+    import importlib
+    import pkgutil
+
+    import interference
+
+    failed = {}
+    for module in pkgutil.walk_packages(interference.__path__, "interference."):
+        try:
+            importlib.import_module(module.name)
+        except Exception as e:  # noqa: BLE001 - every failure is reported with its module
+            failed[module.name] = repr(e)
+    assert failed == {}

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from interference.resampling import bootstrap_ci
 from interference.studies.pairs.statistics import (
     BASELINE,
     N_RESAMPLES,
     SEED,
     _prepare,
     _valid,
-    bootstrap_ci,
 )
 
 RUNTIME_COLUMNS = [
