@@ -27,6 +27,7 @@ def config(digits: int, **extra) -> dict:
 
 def snakemake(work, target, cfg, name):
     path = work / f"{name}.yaml"
+    work.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(cfg))
     return subprocess.run(
         [

@@ -90,8 +90,10 @@ def environment_differences(today: dict, then: dict) -> list[str]:
             out.append(
                 f"image {i.get('runtime')}/{i.get('image')}: {str(old)[7:19]} → {str(i.get('id'))[7:19]}"
             )
-    a = _flat({k: v for k, v in then.get("config", {}).items() if k not in ("studies", "host")})
-    b = _flat({k: v for k, v in today.get("config", {}).items() if k not in ("studies", "host")})
+    # The config outside the studies, but the keys that only say what to compare with.
+    skip = ("studies", "host", "compare_with", "compare_across_definitions", "change_threshold")
+    a = _flat({k: v for k, v in then.get("config", {}).items() if k not in skip})
+    b = _flat({k: v for k, v in today.get("config", {}).items() if k not in skip})
     out += [
         f"config {k}: {a.get(k)} → {b.get(k)}" for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)
     ]
@@ -215,7 +217,7 @@ def main(argv=None) -> int:
         (" ".join(f"{c}={v}" for c, v in zip(group, key) if v != ""), key)
         for key in summary[group].astype(str).drop_duplicates().itertuples(index=False, name=None)
     ]
-    history(cells, past, _values(samples, group)).to_csv(
+    history(cells, past, _values(samples, group), a.threshold).to_csv(
         a.out.with_name("history.tsv"), sep="\t", index=False
     )
     return 0

@@ -12,7 +12,7 @@ import pandas as pd
 
 from interference.report.blocks import Block, md
 from interference.report.figures import history as history_figure
-from interference.report.format import and_list, esc, pct, plural
+from interference.report.format import and_list, esc, num, pct, plural
 from interference.report.load import read_tsv
 
 NUMERIC = [
@@ -136,8 +136,8 @@ def blocks(doc) -> list[Block]:
                     [
                         [
                             r["cell"],
-                            f"{r['mean_then']:.4g} {r['unit']} (n={int(r['n_then'])})",
-                            f"{r['mean_now']:.4g} {r['unit']} (n={int(r['n_now'])})",
+                            f"{num(r['mean_then'])} {r['unit']} (n={int(r['n_then'])})",
+                            f"{num(r['mean_now'])} {r['unit']} (n={int(r['n_now'])})",
                             f"{pct(r['change'])} [{pct(r['change_ci_low'])}, {pct(r['change_ci_high'])}]",
                             r["verdict"],
                         ]

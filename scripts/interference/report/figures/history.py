@@ -4,6 +4,7 @@ change points history.py found (results/stats/<study>/history.tsv)."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -36,7 +37,7 @@ def figure(history: pd.DataFrame) -> Figure:
         names = list(d["session"])
         for p in points:
             ax.axvline(names.index(p) + 0.5, color="#c0392b", linestyle="--", linewidth=1)
-        ax.set_title(cell, fontsize=8)
+        ax.set_title(textwrap.fill(cell, 34), fontsize=8)
         ax.set_ylabel("mean vs first (%)")
         ax.tick_params(axis="x", labelrotation=30, labelsize=7)
     for ax in axes[len(cells) :]:
