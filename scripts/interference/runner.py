@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import shutil
 import signal
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from interference import estimate, hostinfo, runtimes, studies, telemetry
+from interference import estimate, hostinfo, runtimes, studies, telemetry, unfinished
 from interference.labels import RUN_LABEL
 from interference.locks import measurement_lock
 from interference.run_context import RunContext
@@ -39,6 +40,11 @@ def _terminate(signum, frame):
 
 def execute(study, ctx: RunContext) -> dict:
     """Run the study in a fresh raw folder; cleanup is unconditional."""
+    # What earlier runs of this host could not clean up (the engine was down): removed first.
+    reaped = unfinished.reap()
+    for line in reaped:
+        print(f"reaped: {line}", flush=True)
+    unfinished.note(ctx.run_id, ctx.settings["runtime"], ctx.settings.get("runtime_options"))
     if ctx.outdir.exists():  # a forced rerun replaces the old raw files of this run only
         shutil.rmtree(ctx.outdir)
     ctx.outdir.mkdir(parents=True)
@@ -67,10 +73,22 @@ def execute(study, ctx: RunContext) -> dict:
             }
     finally:
         meta["leftovers_removed"] = ctx.runtime.remove_labelled(RUN_LABEL, ctx.run_id)
+        unfinished.done(ctx.run_id)  # not reached when the removal failed: the next run reaps
+    meta["reaped_before"] = reaped
     meta["finished"] = time.time()
     meta["containers"] = ctx.containers
     meta["events"] = ctx.events
     return meta
+
+
+def full_disk(error: OSError, outdir: Path) -> str:
+    """One line for a full file system: which folder, and what was kept."""
+    where = Path(error.filename).parent if error.filename else outdir
+    return (
+        f"error: no space left on the device of {where} (df {where}): this run is not recorded (no "
+        f"meta.json; its partial raw files are in {outdir}); every finished run is kept, and the same "
+        "command runs this one again once there is space"
+    )
 
 
 def write_meta(meta: dict, path: Path) -> None:
@@ -115,6 +133,11 @@ def main(argv=None) -> int:
     except runtimes.RuntimeUnavailable as e:  # found only once the run began (e.g. an inner engine)
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:
+        if e.errno != errno.ENOSPC or INTERRUPTED:
+            raise
+        print(full_disk(e, a.meta.parent), file=sys.stderr)
+        return 1
     except Exception:
         if not INTERRUPTED:
             raise
@@ -124,7 +147,14 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
         return 128 + INTERRUPTED[0]
-    write_meta(meta, a.meta)
+    try:
+        write_meta(meta, a.meta)
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
+        a.meta.with_suffix(".tmp").unlink(missing_ok=True)
+        print(full_disk(e, a.meta.parent), file=sys.stderr)
+        return 1
     try:  # the time estimate's history: kept when the raw results are deleted
         estimate.record(meta)
     except (OSError, KeyError) as e:
