@@ -80,6 +80,8 @@ def main() -> int:
             )  # fmt: skip
             df = pd.read_csv(out, sep="\t")
             print(f"s{k} against s1: {df['verdict'].value_counts().to_dict()}")
+            for _, r in df[df["verdict"] == "changed"].iterrows():
+                print(f"  changed: {r['cell']} {r['change']:+.1%} [{r['change_ci_low']:+.1%}, {r['change_ci_high']:+.1%}]")
             frames.append(df)
     d = pd.concat(frames, ignore_index=True)
     alarms = int((d["verdict"] == "changed").sum())

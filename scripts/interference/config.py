@@ -17,7 +17,6 @@ from interference import REPO_ROOT, runtimes, studies
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 NOTHING_RAN = "so nothing was built or run"
 # Top-level keys of configs written before studies were plug-ins.
-PAIR_KEYS = {"microservices", "cases", "iterations", "window_s", "limits", "sizes", "repetitions"}
 
 
 class ConfigError(ValueError):
@@ -54,9 +53,19 @@ def _check(instance: dict, schema: dict, prefix: str, source: str) -> None:
             else f"key {_where(prefix, e)} has the bad value {json.dumps(e.instance)}: {e.message}"
             for e in errors
         ]
-        if not prefix and set(instance) & PAIR_KEYS:
-            lines.append("the pair study's keys (microservices, cases, ...) belong under studies.pairs")
+        if not prefix:
+            lines += _misplaced(instance, schema)
         raise ConfigError(f"{source} is invalid, {NOTHING_RAN}. " + "; ".join(lines) + ".")
+
+
+def _misplaced(instance: dict, schema: dict) -> list[str]:
+    """Top-level keys that are a study's (e.g. microservices, cases): where they belong."""
+    stray = set(instance) - set(schema.get("properties", {}))
+    out = []
+    for name, study in studies.registry().items():
+        if mine := sorted(stray & set(study.config_schema().get("properties", {}))):
+            out.append(f"the keys {', '.join(mine)} are the {name} study's: they belong under studies.{name}")
+    return out
 
 
 def _known(kind: str, name: str, where: str, known, home: str, source: str) -> None:
