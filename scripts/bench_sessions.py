@@ -22,6 +22,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from interference.changes import verdict  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
@@ -81,13 +84,18 @@ def main() -> int:
             df = pd.read_csv(out, sep="\t")
             print(f"s{k} against s1: {df['verdict'].value_counts().to_dict()}")
             for _, r in df[df["verdict"] == "changed"].iterrows():
-                print(f"  changed: {r['cell']} {r['change']:+.1%} [{r['change_ci_low']:+.1%}, {r['change_ci_high']:+.1%}]")
+                print(
+                    f"  changed: {r['cell']} {r['change']:+.1%} [{r['change_ci_low']:+.1%}, {r['change_ci_high']:+.1%}]"
+                )
             frames.append(df)
     d = pd.concat(frames, ignore_index=True)
     alarms = int((d["verdict"] == "changed").sum())
     print(
         f"false alarms: {alarms} of {len(d)} cell comparisons ({alarms / len(d):.1%}) at threshold {a.threshold:.0%}"
     )
+    for t in (0.10, 0.15, 0.20):  # the same intervals judged against wider thresholds
+        n = sum(verdict(lo, hi, t) == "changed" for lo, hi in zip(d["change_ci_low"], d["change_ci_high"]))
+        print(f"  at threshold {t:.0%}: {n} of {len(d)} ({n / len(d):.1%})")
     d["detectable"] = d["threshold"] + (d["change_ci_high"] - d["change_ci_low"]) / 2
     per_metric = d.groupby(["target", "metric"])["detectable"].median().mul(100).round(1)
     print("smallest change that counts, per metric (median over cells, %):")
