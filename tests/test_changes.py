@@ -165,8 +165,16 @@ def test_history_over_sessions_finds_where_the_level_moved(tmp_path):
     today = results(tmp_path, "c", samples(3, slow=1.25))
     stats = today / "stats"
     args = ["--study", "scaling", "--samples", str(today / "parsed/scaling/samples.tsv")]
-    args += ["--summary", str(stats / "scaling/summary.tsv"), "--environment", str(stats / "environment.json")]
-    assert changes.main([*args, "--sessions", str(s1), str(s2), "--out", str(stats / "scaling/changes.tsv")]) == 0
+    args += [
+        "--summary",
+        str(stats / "scaling/summary.tsv"),
+        "--environment",
+        str(stats / "environment.json"),
+    ]
+    assert (
+        changes.main([*args, "--sessions", str(s1), str(s2), "--out", str(stats / "scaling/changes.tsv")])
+        == 0
+    )
     h = pd.read_csv(stats / "scaling/history.tsv", sep="\t", keep_default_na=False)
     points = h.groupby("cell")["change_points"].first()
     assert points["runtime=docker instances=2 metric=execution_time"] == "s2"
@@ -180,7 +188,10 @@ def test_history_over_sessions_finds_where_the_level_moved(tmp_path):
 def test_a_session_that_is_not_there_is_refused_before_anything_runs(tmp_path):
     from interference.config import ConfigError, validate
 
-    cfg = {"studies": {"pairs": {"microservices": ["L"], "cases": ["1"]}}, "compare_with": [str(tmp_path / "x.tar.gz")]}
+    cfg = {
+        "studies": {"pairs": {"microservices": ["L"], "cases": ["1"]}},
+        "compare_with": [str(tmp_path / "x.tar.gz")],
+    }
     with pytest.raises(ConfigError, match=r"compare_with\[0\] names .*x.tar.gz', which is no file here"):
         validate(cfg)
     assert validate(cfg, machine=False)["change_threshold"] == 0.05

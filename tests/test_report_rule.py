@@ -200,7 +200,16 @@ def test_changing_the_report_source_reruns_only_the_report_quickly(workdir):
 
 
 def test_editing_statistics_code_reruns_the_tables_not_the_runs(workdir):
-    code = workdir.parent / "src" / "scripts" / "interference" / "studies" / "pairs" / "statistics" / "__init__.py"
+    code = (
+        workdir.parent
+        / "src"
+        / "scripts"
+        / "interference"
+        / "studies"
+        / "pairs"
+        / "statistics"
+        / "__init__.py"
+    )
     code.write_text(code.read_text() + "\n# an edit\n")
     jobs = planned_jobs(snakemake(workdir, "-n", "report/paper.html").stdout)
     assert "run" not in jobs and "build_image" not in jobs, jobs

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import re
 import sys
 import tarfile
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,11 +68,10 @@ def save(name: str, results: Path, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(out.name + ".part")
     with tarfile.open(part, "w:gz") as tar:
-        data = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-        with data:
-            json.dump(manifest, data, indent=1)
-        tar.add(data.name, f"{name}/{MANIFEST}")
-        Path(data.name).unlink()
+        data = (json.dumps(manifest, indent=1) + "\n").encode()
+        info = tarfile.TarInfo(f"{name}/{MANIFEST}")
+        info.size, info.mtime = len(data), int(time.time())
+        tar.addfile(info, io.BytesIO(data))
         for p in files:
             tar.add(p, f"{name}/{arcname(p)}")
     part.rename(out)

@@ -3,13 +3,6 @@
 # are files (python -m interference.sessions save NAME): never rerun, read whole and verified.
 
 
-def all_changes():
-    """Every study's changes table, when the config names sessions to compare with."""
-    if not CONFIG["compare_with"]:
-        return []
-    return expand("results/stats/{study}/changes.tsv", study=list(STUDIES))
-
-
 rule changes:
     input:
         samples="results/parsed/{study}/samples.tsv",

@@ -177,3 +177,10 @@ def all_tables():
     return [
         STATS_PATH.format(study=s, table=t) for s in STUDIES for t in STUDIES[s].tables
     ]
+
+
+def all_changes():
+    """Every study's changes table, when the config names sessions to compare with."""
+    if not CONFIG["compare_with"]:
+        return []
+    return expand("results/stats/{study}/changes.tsv", study=list(STUDIES))
