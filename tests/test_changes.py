@@ -4,12 +4,12 @@ definition refused (or stated), the regression check's exit code, and the report
 section computed from the tables."""
 
 import json
+import math
 import tarfile
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from interference import changes, sessions
 from interference.descriptive import describe
 from interference.report import changes_section
@@ -151,10 +151,10 @@ def test_the_changes_section_is_computed_from_the_tables(tmp_path):
 
     first = text()
     assert "## Changes" in first and "against session before" in first
-    assert "1 changed (1 worse, 0 better)" in first and "engine docker.version: 20 → 24" in first
+    assert "1 changed (1 means worse, 0 better)" in first and "engine docker.version: 20 → 24" in first
     df.loc[df["instances"] == "2", "verdict"] = "unchanged"
     df.to_csv(today / "stats/scaling/changes.tsv", sep="\t", index=False)
-    assert "0 changed (0 worse, 0 better)" in text()
+    assert "0 changed (0 means worse, 0 better)" in text()
 
 
 def test_history_over_sessions_finds_where_the_level_moved(tmp_path):
@@ -195,3 +195,31 @@ def test_a_session_that_is_not_there_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(ConfigError, match=r"compare_with\[0\] names .*x.tar.gz', which is no file here"):
         validate(cfg)
     assert validate(cfg, machine=False)["change_threshold"] == 0.05
+
+
+def test_a_studys_ratios_are_compared_as_differences(tmp_path):
+    """Beside the means, each ratio the study declares (Study.compared; scaling: its slowdown)
+    today against the session's: their difference with a CI from the two tables' CIs."""
+
+    def with_slowdown(root, value, half):
+        row = {"host": "h1", "runtime": "docker", "instances": 2, "n": 12, "mean_s": 20, "reference": "host",
+               "reference_mean_s": 10, "slowdown": value, "ci_low": value - half, "ci_high": value + half}  # fmt: skip
+        pd.DataFrame([row]).to_csv(root / "stats/scaling/slowdown.tsv", sep="\t", index=False)
+        return root
+
+    then = with_slowdown(results(tmp_path, "a", samples(1)), 1.0, 0.05)
+    saved = sessions.save("before", then, tmp_path / "before.tar.gz")
+    today = with_slowdown(results(tmp_path, "b", samples(2)), 1.5, 0.05)
+    unpacked = tmp_path / "u"
+    unpacked.mkdir()
+    session = sessions.load(saved, unpacked)
+    read = lambda p: pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)  # noqa: E731
+    df = changes.compare(
+        "scaling", read(today / "parsed/scaling/samples.tsv"), read(today / "stats/scaling/summary.tsv"),
+        json.loads((today / "stats/environment.json").read_text()), session, 0.05, False, today / "stats/scaling",
+    )  # fmt: skip
+    [ratio] = df[df["quantity"] == "slowdown.slowdown"].to_dict("records")
+    assert ratio["cell"] == "runtime=docker instances=2 reference=host" and ratio["verdict"] == "changed"
+    assert ratio["change"] == pytest.approx(0.5)
+    assert ratio["change_ci_low"] == pytest.approx(0.5 - math.hypot(0.05, 0.05), rel=1e-6)
+    assert set(df[df["quantity"] == "mean"]["verdict"]) <= {"unchanged", "inconclusive"}

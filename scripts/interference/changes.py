@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from interference import studies
 from interference.descriptive import prepare, valid
 from interference.history import history
 from interference.resampling import relative_change, relative_change_ci
@@ -37,7 +38,7 @@ N_RESAMPLES = 2000
 SEED = 20261124
 FIXED = ["session", "session_host", "host"]
 MEASURES = [
-    "cell", "unit", "higher_is_better", "n_then", "n_now", "mean_then", "mean_now",
+    "cell", "quantity", "unit", "higher_is_better", "n_then", "n_now", "mean_then", "mean_now",
     "change", "change_ci_low", "change_ci_high", "ci_method", "threshold", "verdict", "definition",
 ]  # fmt: skip
 
@@ -118,8 +119,10 @@ def _read(path: Path) -> pd.DataFrame:
 
 def compare(
     study: str, samples: pd.DataFrame, summary: pd.DataFrame, environment: dict, session: Session,
-    threshold: float, across: bool,
+    threshold: float, across: bool, summary_dir: Path | None = None,
 ) -> pd.DataFrame:  # fmt: skip
+    """Each summary cell's mean and each declared ratio (today's tables in summary_dir), today's
+    against the session's."""
     group = _group(summary)
     columns = FIXED + group + MEASURES
     if study not in session.studies:
@@ -155,6 +158,7 @@ def compare(
                 "host": environment["config"]["host"],
                 **{c: r[c] for c in group},
                 "cell": " ".join(f"{c}={r[c]}" for c in group if str(r[c]) != ""),
+                "quantity": "mean",
                 "unit": r.get("unit", ""),
                 "higher_is_better": higher,
                 "n_then": b.size,
@@ -170,7 +174,60 @@ def compare(
                 "definition": definition,
             }
         )
-    return pd.DataFrame(rows, columns=columns)
+    ratios = compare_ratios(study, summary_dir, session, threshold, definition) if summary_dir else []
+    return pd.DataFrame(rows + ratios, columns=columns)
+
+
+Z = 1.959963984540054  # the normal 97.5 % quantile: the tables' CIs are 95 %
+
+
+def compare_ratios(
+    study: str, today_dir: Path, session: Session, threshold: float, definition: str
+) -> list[dict]:
+    """The study's ratios (Study.compared: IRs, runtime, network, ping-pong ratios, slowdowns),
+    today's against the session's: their difference, with a 95 % CI from the two tables' CIs
+    (independent, normal: the standard errors' root sum of squares), and the same verdict."""
+    rows = []
+    for c in studies.get(study).compared:
+        then_path = session.root / "stats" / study / f"{c.table}.tsv"
+        if not (today_dir / f"{c.table}.tsv").exists() or not then_path.exists():
+            continue
+        now, then = (_read(p).set_index(list(c.key)) for p in (today_dir / f"{c.table}.tsv", then_path))
+        then = then[~then.index.duplicated()]
+        for key, r in now[~now.index.duplicated()].iterrows():
+            if key not in then.index:
+                continue
+            t = then.loc[key]
+            a, b = (
+                pd.to_numeric(pd.Series([x[c.value], x[c.low], x[c.high]]), errors="coerce") for x in (r, t)
+            )
+            change = a[0] - b[0]
+            se = math.hypot((a[2] - a[1]) / (2 * Z), (b[2] - b[1]) / (2 * Z))
+            low, high = (change - Z * se, change + Z * se) if math.isfinite(se) else (math.nan, math.nan)
+            rows.append(
+                {
+                    "session": session.name,
+                    "session_host": session.host,
+                    "host": r.get("host", ""),
+                    "cell": " ".join(
+                        f"{k}={v}" for k, v in zip(c.key, key if isinstance(key, tuple) else (key,)) if str(v)
+                    ),
+                    "quantity": f"{c.table}.{c.value}",
+                    "unit": "",
+                    "n_then": pd.to_numeric(t.get("n"), errors="coerce"),
+                    "n_now": pd.to_numeric(r.get("n"), errors="coerce"),
+                    "mean_then": b[0],
+                    "mean_now": a[0],
+                    "change": change,
+                    "change_ci_low": low,
+                    "change_ci_high": high,
+                    "ci_method": "difference, normal from the two CIs",
+                    "threshold": threshold,
+                    "verdict": verdict(low, high, threshold),
+                    "definition": definition,
+                }
+            )
+    return rows
 
 
 def main(argv=None) -> int:
@@ -194,7 +251,14 @@ def main(argv=None) -> int:
                 session = load(source, Path(tmp))
                 frames.append(
                     compare(
-                        a.study, samples, summary, environment, session, a.threshold, a.across_definitions
+                        a.study,
+                        samples,
+                        summary,
+                        environment,
+                        session,
+                        a.threshold,
+                        a.across_definitions,
+                        a.summary.parent,
                     )
                 )
                 # What else changed between the sessions (the report's Changes section says it).

@@ -7,6 +7,11 @@ rule changes:
     input:
         samples="results/parsed/{study}/samples.tsv",
         summary="results/stats/{study}/summary.tsv",
+        # The ratios it compares too (Study.compared: IRs, runtime and network ratios, ...).
+        ratios=lambda wildcards: [
+            STATS_PATH.format(study=wildcards.study, table=c.table)
+            for c in STUDIES[wildcards.study].compared
+        ],
         environment="results/stats/environment.json",
         sessions=CONFIG["compare_with"],
         code=code_deps_closure("changes.py"),

@@ -52,12 +52,14 @@ def _when(seconds: float) -> str:
 def _lead(study_title: str, session: str, rows: pd.DataFrame, record: dict) -> str:
     n = rows["verdict"].value_counts()
     changed = rows[rows["verdict"] == "changed"]
-    worse, better = int((changed["change"] < 0).sum()), int((changed["change"] > 0).sum())
+    # Means are oriented (negative: worse); a ratio's difference is not, so only means say which.
+    means = changed[changed["quantity"] == "mean"] if "quantity" in changed else changed
+    worse, better = int((means["change"] < 0).sum()), int((means["change"] > 0).sum())
     t = rows["threshold"].iloc[0]
     text = (
         f"**{esc(study_title)} against session {esc(session)}** (saved {_when(record['saved_at'])} on host "
         f"{esc(record['host'])}): of {plural(len(rows), 'cell')}, {int(n.get('changed', 0))} changed "
-        f"({worse} worse, {better} better), {int(n.get('unchanged', 0))} unchanged and "
+        f"({worse} means worse, {better} better), {int(n.get('unchanged', 0))} unchanged and "
         f"{int(n.get('inconclusive', 0))} inconclusive, a change counting when its 95 % CI lies beyond "
         f"±{pct(t, 0, sign=False)} and no change when it lies within."
     )
@@ -116,7 +118,9 @@ def blocks(doc) -> list[Block]:
         md(
             "## Changes\n\nToday's results against the saved sessions the config names (`compare_with`): for "
             "each cell of a study's summary, the change of its mean, oriented so that negative is worse, with "
-            "its 95 % bootstrap CI (the interference ratio's statistic and interval, as the drift check uses)."
+            "its 95 % bootstrap CI (the interference ratio's statistic and interval, as the drift check uses); "
+            "for each ratio the study reports (interference ratios, runtime, network and ping-pong ratios, "
+            "slowdowns), the difference of today's and the session's, with a CI from their two."
         )
     ]
     for study, df, notes in tables:

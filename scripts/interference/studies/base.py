@@ -87,6 +87,19 @@ class KeyFormat:
 
 
 @dataclass(frozen=True)
+class Compared:
+    """A ratio a study reports with its CI (an IR, a runtime or network ratio), compared with
+    saved sessions as a difference (changes.py): the table, the cell's key columns, the value
+    and its CI's columns."""
+
+    table: str
+    key: tuple[str, ...]
+    value: str
+    low: str = "ci_low"
+    high: str = "ci_high"
+
+
+@dataclass(frozen=True)
 class RunKey:
     """One run of a study: its key (a relative path, e.g. case3b/L+S) and repetition."""
 
@@ -106,6 +119,8 @@ class Study(abc.ABC):
     tables: ClassVar[dict[str, Table]] = {}
     # The report section (a .qmd fragment); None: the generic section (summary table).
     report_section: ClassVar[Path | None] = None
+    # Its ratios compared with saved sessions beside its summary's means (Compared).
+    compared: ClassVar[tuple[Compared, ...]] = ()
 
     @property
     def key_pattern(self) -> str:

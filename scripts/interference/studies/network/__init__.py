@@ -22,7 +22,7 @@ from interference import runtimes
 from interference.host_package import HostPackage
 from interference.runtimes import ovs
 from interference.runtimes.base import NETWORK_MODES
-from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
+from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).parent
 MICROSERVICES = ("NS", "NR")  # iperf3 stream (TCP_STREAM), sockperf ping-pong (TCP_RR)
@@ -103,6 +103,7 @@ class NetworkStudy(Study):
         "relative": Table("statistics:relative"),
     }
     report_section = HERE / "section.qmd"
+    compared = (Compared("relative", ("runtime", "direction", "mode", "metric", "reference"), "ratio"),)
 
     def check(self, cfg: dict) -> None:
         for rt in cfg["runtimes"]:

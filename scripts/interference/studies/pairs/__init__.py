@@ -15,7 +15,7 @@ import yaml
 
 from interference import REPO_ROOT
 from interference.microservices import registry as microservices
-from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
+from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import cases, duration
 
 HERE = Path(__file__).resolve().parent
@@ -39,6 +39,22 @@ class PairsStudy(Study):
         "case{case}/{pair}", case="|".join([*cases.CASES, cases.END]), pair=r"[A-Z]+(?:\+[A-Z]+)?"
     )
     report_section = HERE / "section.qmd"
+    compared = (
+        Compared(
+            "interference",
+            ("runtime", "case", "target", "partner", "metric"),
+            "ir",
+            "ir_ci_low",
+            "ir_ci_high",
+        ),
+        Compared(
+            "runtimes",
+            ("target", "metric", "runtime", "reference"),
+            "relative",
+            "relative_ci_low",
+            "relative_ci_high",
+        ),
+    )
     # The functions are in statistics/tables.py; each table of the study proper leaves out the
     # baselines re-measured at the end and, unless it uses it, Case 1u.
     tables = {

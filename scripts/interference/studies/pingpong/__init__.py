@@ -27,7 +27,7 @@ from pathlib import Path
 from interference import runtimes
 from interference.host_package import IPROUTE, IPTABLES, HostPackage
 from interference.runtimes.base import ISOLATED
-from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
+from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pingpong import fabric
 
 MICROSERVICE = "HP"
@@ -105,6 +105,9 @@ class PingPongStudy(Study):
         "rsd": Table("statistics:rsd"),
     }
     report_section = Path(__file__).parent / "section.qmd"
+    compared = (
+        Compared("relative", ("runtime", "layer", "baseline_runtime", "baseline", "message_bytes"), "ratio"),
+    )
 
     def check(self, cfg: dict) -> None:
         for rt in cfg["runtimes"]:

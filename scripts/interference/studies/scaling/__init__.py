@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from interference.entity_memory import check_memory
-from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
+from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).parent
 MICROSERVICE = "P"  # sysbench cpu (containers/sysbench)
@@ -51,6 +51,7 @@ class ScalingStudy(Study):
         "slowdown": Table("statistics:slowdown"),
     }
     report_section = HERE / "section.qmd"
+    compared = (Compared("slowdown", ("runtime", "instances", "reference"), "slowdown"),)
 
     def check(self, cfg: dict) -> None:
         try:
