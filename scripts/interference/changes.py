@@ -18,6 +18,7 @@ row then states."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -113,6 +114,12 @@ def _values(samples: pd.DataFrame, group: list[str]) -> dict[tuple, np.ndarray]:
     return {k: g.to_numpy() for k, g in df.groupby(group, sort=True)["value"]}
 
 
+@functools.cache
+def session_values(path: Path, group: tuple[str, ...]) -> dict[tuple, np.ndarray]:
+    """A session's valid values per cell, read once for the comparison and the history."""
+    return _values(_read(path), list(group))
+
+
 def _read(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
 
@@ -137,7 +144,7 @@ def compare(
             + "; set compare_across_definitions: true to compare anyway"
         )
     definition = "; ".join(f"{k}: {was!r} then, {now!r} now" for k, now, was in differ)
-    now, then = _values(samples, group), _values(_read(session.samples(study)), group)
+    now, then = _values(samples, group), session_values(session.samples(study), tuple(group))
     rows = []
     for r in summary.drop_duplicates(group).itertuples(index=False):
         r = r._asdict()
@@ -269,7 +276,11 @@ def main(argv=None) -> int:
                 }
                 if a.study in session.studies:
                     past.append(
-                        (session.name, session.saved_at, _values(_read(session.samples(a.study)), group))
+                        (
+                            session.name,
+                            session.saved_at,
+                            session_values(session.samples(a.study), tuple(group)),
+                        )
                     )
     except SessionError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from interference.transfer import sha256
+from interference.transfer import sha256, verify_files
 
 FORMAT = 1
 MANIFEST = "session.json"
@@ -111,18 +111,7 @@ def load(source: Path, into: Path) -> Session:
         ) from None
     if manifest.get("format") != FORMAT:
         raise SessionError(f"{source}: session format {manifest.get('format')!r}, this code reads {FORMAT}")
-    present = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} - {MANIFEST}
-    if missing := sorted(set(listed) - present):
-        raise SessionError(
-            f"{source}: partial session, {len(missing)} listed files missing, e.g. {missing[0]}"
-        )
-    if extra := sorted(present - set(listed)):
-        raise SessionError(f"{source}: {len(extra)} files not in its manifest, e.g. {extra[0]}")
-    for rel, digest in listed.items():
-        if sha256(root / rel) != digest:
-            raise SessionError(
-                f"{source}: {rel} does not match its sha256 in the manifest (altered or corrupt)"
-            )
+    verify_files(root, listed, MANIFEST, f"session {source}", SessionError)
     return Session(
         name=manifest["name"],
         host=manifest["host"],

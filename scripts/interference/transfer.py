@@ -76,17 +76,21 @@ def _verify(root: Path) -> dict:
         ) from None
     if manifest.get("format") != FORMAT:
         raise TransferError(f"{root}: manifest format {manifest.get('format')!r}, this code reads {FORMAT}")
-    present = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} - {MANIFEST}
+    verify_files(root, listed, MANIFEST, f"import of {host}")
+    return manifest
+
+
+def verify_files(root: Path, listed: dict, manifest: str, what: str, error: type = TransferError) -> None:
+    """Every file the manifest lists is under root with its sha256, and nothing else is (the
+    manifest itself aside); else `error` naming `what`, e.g. "partial import of edge: ..."."""
+    present = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} - {manifest}
     if missing := sorted(set(listed) - present):
-        raise TransferError(
-            f"partial import of {host}: {len(missing)} listed files missing, e.g. {missing[0]}"
-        )
+        raise error(f"partial {what}: {len(missing)} listed files missing, e.g. {missing[0]}")
     if extra := sorted(present - set(listed)):
-        raise TransferError(f"import of {host}: {len(extra)} files not in its manifest, e.g. {extra[0]}")
+        raise error(f"{what}: {len(extra)} files not in its manifest, e.g. {extra[0]}")
     for rel, digest in listed.items():
         if sha256(root / rel) != digest:
-            raise TransferError(f"corrupt import of {host}: {rel} does not match its sha256 in the manifest")
-    return manifest
+            raise error(f"corrupt {what}: {rel} does not match its sha256 in the manifest")
 
 
 def expected_settings(cfg: dict, study: str, runtime: str, key: str, rep: int) -> dict | None:
