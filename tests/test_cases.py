@@ -3,12 +3,11 @@
 from pathlib import Path
 
 import pytest
-
-from interference.studies.pairs import cases
 from interference.config import validate
 from interference.loop import loop_command, read_iterations, status_of
 from interference.runtimes import ContainerSpec
 from interference.runtimes.docker import DockerRuntime
+from interference.studies.pairs import cases
 
 
 def test_pairs_are_unordered_with_self_pairs():
@@ -44,10 +43,14 @@ def test_images_needed_and_used():
 
 def test_limits_per_case():
     lim = {"cpu_mode": "cpuset", "cpus": 1, "memory": "2g"}
-    assert cases.limits_for("1", 0, lim) == {"memory": "2g", "cpuset": "0"}
-    assert cases.limits_for("3b", 1, lim) == {"memory": "2g", "cpuset": "1"}  # disjoint cores
+    assert cases.limits_for("1", 0, lim, [0, 1]) == {"memory": "2g", "cpuset": "0"}
+    assert cases.limits_for("3b", 1, lim, [0, 1]) == {"memory": "2g", "cpuset": "1"}  # disjoint cores
+    # A host confined to other cores (an edge node on core 1; cores 2, 5, 6): its own, in order.
+    assert cases.limits_for("1", 0, lim, [1])["cpuset"] == "1"
+    assert cases.limits_for("3b", 1, {**lim, "cpus": 2}, [2, 5, 6, 7])["cpuset"] == "6-7"
+    assert cases.limits_for("3b", 0, {**lim, "cpus": 2}, [2, 5, 6, 7])["cpuset"] == "2,5"
     assert cases.limits_for("2", 0, lim) == {} and cases.limits_for("3a", 1, lim) == {}
-    assert cases.limits_for("3b", 1, {**lim, "cpus": 2})["cpuset"] == "2-3"
+    assert cases.limits_for("3b", 1, {**lim, "cpus": 2}, range(4))["cpuset"] == "2-3"
     assert cases.limits_for("3b", 0, {**lim, "cpu_mode": "quota"}) == {"memory": "2g", "cpus": 1.0}
 
 

@@ -9,6 +9,7 @@ and the partner's arrival (2/3a against 1u)."""
 from __future__ import annotations
 
 import itertools
+import os
 
 CASES = ("1", "1u", "2", "3a", "3b")
 CONCURRENT_CASES = ("2", "3a", "3b")
@@ -69,17 +70,24 @@ def image_for(case: str, members: list[str]) -> list[str]:
     return list(members)
 
 
-def limits_for(case: str, member_index: int, limits: dict) -> dict:
+def limits_for(case: str, member_index: int, limits: dict, cores: list[int] | None = None) -> dict:
     """cgroup limits of container member_index (0 or 1) of a case; {} means unlimited.
 
-    In cpuset mode the two Case 3b containers get disjoint cores, as the papers' one core each."""
+    In cpuset mode the two Case 3b containers get disjoint cores, as the papers' one core each,
+    taken in order from the cores this run may use (`cores`, default its CPU affinity: a host
+    confined to some cores, such as an edge node, has others than 0 and 1)."""
     if case in (UNLIMITED, *UNLIMITED_CASES):
         return {}
     n = limits["cpus"]
     out = {"memory": limits["memory"]}
     if limits["cpu_mode"] == "cpuset":
-        first = member_index * n
-        out["cpuset"] = str(first) if n == 1 else f"{first}-{first + n - 1}"
+        mine = sorted(cores if cores is not None else os.sched_getaffinity(0))[member_index * n :][:n]
+        if len(mine) < n:
+            raise ValueError(
+                f"member {member_index + 1} needs {n} cores of its own; this run may use {len(mine) + member_index * n} of them"
+            )
+        contiguous = mine == list(range(mine[0], mine[0] + n))
+        out["cpuset"] = f"{mine[0]}-{mine[-1]}" if contiguous and n > 1 else ",".join(map(str, mine))
     else:
         out["cpus"] = float(n)
     return out
