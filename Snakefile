@@ -29,8 +29,8 @@ include: "workflow/rules/changes.smk"
 include: "workflow/rules/report.smk"
 
 
-# Under Slurm (profiles/slurm) image builds and runs are jobs on the config's host (a node);
-# the rest is quick and stays here.
+# Under Slurm (profiles/slurm) a host's image builds and runs are one job on its node (each host
+# of run_on a node); the rest is quick and stays here.
 localrules:
     changes,
     parse_code_listing,
@@ -54,8 +54,8 @@ if workflow.is_main_process:
 
 onstart:
     # Every runtime with runs to do must answer before any image is built or run started.
-    check_runtimes()
     check_slurm()
+    check_runtimes()
     # A line per finished run, with the time left.
     if PLANNED:
         estimate.Progress(PLANNED).start()
@@ -65,6 +65,12 @@ rule all:
     default_target: True
     input:
         "report/paper.html",
+
+
+rule images:
+    """Every image the config's runs use, on each host of run_on (no run)."""
+    input:
+        all_images(),
 
 
 rule raw:

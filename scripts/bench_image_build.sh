@@ -12,7 +12,7 @@ sm() { .venv/bin/snakemake -s Snakefile -d "$work" --cores 1 "$@" --quiet all --
 images=$(.venv/bin/python -c "
 import sys; sys.path.insert(0, 'scripts')
 from interference.config import load; from interference.studies.pairs.cases import images_needed
-print(' '.join(f'results/images/docker/{n}.json' for n in images_needed(load('$cfg')['studies']['pairs'])))")
+c = load('$cfg'); print(' '.join(f'results/images/{c["host"]}/docker/{n}.json' for n in images_needed(c['studies']['pairs'])))")
 docker images --format '{{.Repository}}:{{.Tag}}' | grep -E '^interference/' | xargs -r docker rmi -f >/dev/null || true
 base=$(.venv/bin/python -c "import sys; sys.path.insert(0,'scripts'); from interference.config import load; print(load('$cfg')['base_image'])")
 docker rmi -f "$base" >/dev/null 2>&1 || true

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from interference.slurm import SingleNode
+from interference.slurm_local import LocalCluster
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -45,13 +45,13 @@ def main() -> int:
     ap.add_argument("--config", type=Path, default=REPO / "config" / "ci.yaml")
     a = ap.parse_args()
     local = run(a.outdir / "local", a.config, ["--cores", "2"])
-    with SingleNode(a.outdir / "slurm-state") as env:
+    with LocalCluster(a.outdir / "slurm-state") as env:
         slurm = run(a.outdir / "slurm", a.config, ["--profile", str(REPO / "profiles" / "slurm")], env)
     print(f"config {a.config}: {len(local['runs'])} runs")
     for name, r in (("local", local), ("slurm", slurm)):
-        print(
-            f"{name:6s} wall {r['wall_s'] / 60:5.1f} min, {r['jobs']} jobs finished, {r['slurm_jobs']} Slurm jobs"
-        )
+        print(f"{name:6s} wall {r['wall_s'] / 60:5.1f} min ({r['wall_s']:.0f} s), {r['jobs']} jobs finished, "
+              f"{r['slurm_jobs']} Slurm jobs")  # fmt: skip
+    print(f"through Slurm / local: {slurm['wall_s'] / local['wall_s']:.2f}")
     print("same runs:", local["runs"] == slurm["runs"])
     return 0
 

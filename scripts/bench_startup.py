@@ -6,7 +6,7 @@ child image load) is timed apart from the child.
   PYTHONPATH=scripts python scripts/bench_startup.py --results results --runtimes docker lxc vm \
       [--image L] [--repeat 5]
 
-It needs the image json of each runtime (results/images/<runtime>/<image>.json: snakemake makes
+It needs the image json of each runtime (results/images/<host>/<runtime>/<image>.json: snakemake makes
 them). It takes the measurement lock, so it never runs beside a measurement."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def main() -> None:
     a = ap.parse_args()
     with measurement_lock():
         for runtime in a.runtimes:
-            r = bench(runtime, a.results / "images" / runtime / f"{a.image}.json", a.repeat)
+            r = bench(runtime, next((a.results / "images").glob(f"*/{runtime}/{a.image}.json")), a.repeat)
             xs = r["entity"]
             sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
             line = f"{runtime}: start→exit→removed mean {statistics.mean(xs):.3f} s, sd {sd:.3f}, n {len(xs)}"

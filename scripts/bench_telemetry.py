@@ -32,9 +32,13 @@ MODES = {"on": 0.5, "off": 0}
 
 
 def build_images(outdir: Path) -> dict[str, Path]:
-    config = {"runtimes": ["docker"], "studies": {"pairs": {"microservices": ["L", "S"], "cases": ["1"]}}}
+    config = {
+        "host": "bench",
+        "runtimes": ["docker"],
+        "studies": {"pairs": {"microservices": ["L", "S"], "cases": ["1"]}},
+    }
     (outdir / "images.yaml").write_text(yaml.safe_dump(config))
-    targets = [f"results/images/docker/{i}.json" for i in ("L", "S")]
+    targets = [f"results/images/bench/docker/{i}.json" for i in ("L", "S")]
     subprocess.run(
         [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(outdir), "--cores", "1", *targets,
          "--configfile", str(outdir / "images.yaml")],

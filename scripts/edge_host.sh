@@ -20,9 +20,9 @@ if [ -z "$parent" ]; then
   echo "edge_host: no interference/nested-parent image; run any study on the nested runtime once" >&2
   exit 1
 fi
-images=$(cat "$here"/results/images/docker/*.json 2>/dev/null | sed -n 's/.*"ref": "\(.*\)".*/\1/p' | sort -u)
+images=$(cat "$here"/results/images/*/docker/*.json 2>/dev/null | sed -n 's/.*"ref": "\(.*\)".*/\1/p' | sort -u)
 if [ -z "$images" ]; then
-  echo "edge_host: no results/images/docker/*.json in $here; run CONFIG on this machine first" >&2
+  echo "edge_host: no results/images/*/docker/*.json in $here; run CONFIG on this machine first" >&2
   exit 1
 fi
 mkdir -p "$out"
@@ -62,7 +62,7 @@ inside "mkdir /work && tar -C /repo --exclude=./.venv --exclude=./results --excl
 inside "cd /work && python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt"
 started=$(date +%s)
 inside "cd /work && .venv/bin/snakemake --cores 1 report/paper.html --configfile /out/config.yaml \
-  --config host=$name > /out/snakemake-$name.log 2>&1" || {
+  --config host=$name 'run_on=[$name]' > /out/snakemake-$name.log 2>&1" || {
   echo "edge_host: the pipeline failed on $name; see $out/snakemake-$name.log" >&2
   exit 1
 }

@@ -103,7 +103,9 @@ def test_no_model_and_no_history_gives_no_estimate_and_says_so():
 
 def test_plan_total_adds_runs_parsing_images_and_the_report():
     runs = estimate.estimate([planned(CASE1_L, 1, "a"), planned(CASE1_L, 2, "b")], {}, lambda r: 60.0)
-    total = estimate.total_seconds(runs, ["results/images/docker/base.json", "results/images/docker/L.json"])
+    total = estimate.total_seconds(
+        runs, ["results/images/h/docker/base.json", "results/images/h/docker/L.json"]
+    )
     # Two runs of 60 s, parsing between them and the steps after, the base image and one more.
     after = 2 * (estimate.PARSE_PER_RUN_S + estimate.AFTER_PER_RUN_S) + estimate.AFTER_RUNS_S
     expected = 120 + after + estimate.BASE_IMAGE_S + estimate.IMAGE_S

@@ -44,7 +44,7 @@ def python_m(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory) -> Path:
-    """Image files (results/images/docker/<name>.json) for base, B, NS, NR, Y and NS+NR."""
+    """Image files (like results/images/<host>/docker/<name>.json) for base, B, NS, NR, Y and NS+NR."""
     d = tmp_path_factory.mktemp("images")
     common = ["--runtime", "docker", "--log", str(d / "build.log")]
     python_m("interference.images", "base", "--out", str(d / "base.json"), *common)

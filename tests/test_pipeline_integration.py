@@ -230,7 +230,7 @@ def settings(case, pair, **extra):
 
 
 def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
-    images = workdir / "results/images/docker"
+    images = workdir / "results/images/testhost/docker"
     # STREAM with 200 M elements (4.8 GB) in a 1 GB container: killed by the OOM killer.
     crash = settings("1", "S", iterations=2, sizes={"S": {"array_elements": 200_000_000, "ntimes": 3}})
     assert start_run_case(crash, [images / "S.json"], tmp_path / "crash/meta.json").wait() == 0
@@ -252,7 +252,7 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_sigterm_removes_everything_the_run_made(workdir, tmp_path, runtime):
-    images = workdir / "results/images" / runtime
+    images = workdir / "results/images/testhost" / runtime
     meta = tmp_path / "term/meta.json"
     s = settings("3b", "L+S", window_s=120, runtime=runtime)
     proc = start_run_case(s, [images / "L.json", images / "S.json"], meta)
@@ -274,7 +274,7 @@ def test_case_1u_runs_alone_without_limits_and_records_its_cpu(workdir, tmp_path
     """Case 1u: fresh containers one after another like Case 1, with no cgroup limit read back,
     L's threads following the now unrestricted CPUs, and each iteration's CPU use as the loop read
     it from the container's cgroup (Case 1's telemetry, which the sampler misses)."""
-    images = workdir / "results/images/docker"
+    images = workdir / "results/images/testhost/docker"
     meta_path = tmp_path / "1u/meta.json"
     s = settings("1u", "L", iterations=2)
     assert start_run_case(s, [images / "L.json"], meta_path).wait(timeout=300) == 0

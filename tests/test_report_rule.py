@@ -115,7 +115,9 @@ def test_runs_started_in_the_seeded_plan_and_the_drift_runs_last(workdir):
         ("pairs", "docker", "case1-end/S", 1),
     }
     # The images were built before the first run (their priority is above every run's).
-    images_done = max(p.stat().st_mtime for p in (workdir / "results/images/docker").glob("*.json"))
+    images_done = max(
+        p.stat().st_mtime for p in (workdir / "results/images/reporthost/docker").glob("*.json")
+    )
     assert images_done < runs["started"].min()
     drift = pd.read_csv(workdir / "results/stats/pairs/drift.tsv", sep="\t")
     assert (
@@ -197,6 +199,20 @@ def test_changing_the_report_source_reruns_only_the_report_quickly(workdir):
     print(f"re-render after an edit of the report source: {seconds:.1f} s")
     assert seconds < 60  # "re-renders in under a minute" (docs/report.md)
     assert planned_jobs(snakemake(workdir, "-n", "report/paper.html").stdout) == {}
+
+
+def test_image_records_of_the_old_layout_are_moved_under_the_host_and_nothing_reruns(workdir):
+    """A results folder made before records were per host (results/images/<runtime>/): its
+    records are this host's; they move, keep their times, and no image or run is redone."""
+    new = workdir / "results/images/reporthost"
+    times = {p.name: p.stat().st_mtime for p in (new / "docker").glob("*.json")}
+    shutil.move(new / "docker", workdir / "results/images/docker")
+    new.rmdir()
+    dry = snakemake(workdir, "-n", "report/paper.html")
+    assert planned_jobs(dry.stdout) == {}, dry.stdout[-2000:]
+    assert "image record moved under its host: results/images/reporthost/docker/L.json" in dry.stderr
+    assert {p.name: p.stat().st_mtime for p in (new / "docker").glob("*.json")} == times
+    assert not (workdir / "results/images/docker").exists()
 
 
 def test_editing_statistics_code_reruns_the_tables_not_the_runs(workdir):

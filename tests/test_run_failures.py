@@ -36,7 +36,7 @@ def test_leftovers_are_reaped_and_a_full_disk_is_one_line(tmp_path):
     run()
     assert not any(notes.glob("*.json"))  # a run that cleaned up leaves no note
     # A run whose cleanup never came: its container is still there, its note too.
-    image = json.loads((tmp_path / "results/images/docker/Y.json").read_text())["ref"]
+    image = json.loads((tmp_path / "results/images/reaphost/docker/Y.json").read_text())["ref"]
     subprocess.run(
         ["docker", "run", "-d", "--label", "interference.run=deadbeef0000", "--name", "interference-deadbeef0000-x",
          "--entrypoint", "sleep", image, "600"],
@@ -61,7 +61,7 @@ def test_leftovers_are_reaped_and_a_full_disk_is_one_line(tmp_path):
         settings = dict(recorded["settings"], repetition=2)
         r = subprocess.run(
             [sys.executable, "-m", "interference.runner", "--study", "pairs", "--settings", json.dumps(settings),
-             "--images", str(tmp_path / "results/images/docker/Y.json"), "--meta", str(disk / "run/meta.json")],
+             "--images", str(tmp_path / "results/images/reaphost/docker/Y.json"), "--meta", str(disk / "run/meta.json")],
             capture_output=True, text=True, env=dict(env, PYTHONPATH=str(REPO / "scripts")), cwd=tmp_path,
         )  # fmt: skip
         assert not (disk / "run/meta.json").exists()

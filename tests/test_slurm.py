@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, runtime_leftovers
-from interference.slurm import SingleNode
+from interference.slurm_local import LocalCluster
 
 pytestmark = [
     pytest.mark.integration,
@@ -37,7 +36,7 @@ PAIRS = {
 @pytest.fixture(scope="module")
 def slurm(tmp_path_factory):
     """The environment (SLURM_CONF) of a running single-node Slurm, stopped after the tests."""
-    node = SingleNode(tmp_path_factory.mktemp("slurm"))
+    node = LocalCluster(tmp_path_factory.mktemp("slurm"))
     if node.conf.exists():
         pytest.skip(f"{node.conf} exists: this machine has a Slurm of its own")
     with node as env:
@@ -67,10 +66,10 @@ def test_the_runs_are_slurm_jobs_with_a_local_runs_results(slurm, tmp_path):
     assert [str(p) for p in runs] == [f"results/raw/{NODE}/docker/pairs/case1/L/rep1"]  # as a local run
     meta = json.loads((tmp_path / runs[0] / "meta.json").read_text())
     assert meta["n_failed"] == 0 and meta["n_iterations"] == 2
-    # The builds and the run went to Slurm, each a job with its log.
+    # The builds and the run went to Slurm as one job (the host's group), with its log.
     rules = {p.name for p in (tmp_path / ".snakemake/slurm_logs").iterdir()}
-    assert rules == {"rule_run", "rule_build_image"}, rules
-    assert len(list((tmp_path / ".snakemake/slurm_logs/rule_run").rglob("*.log"))) == 1
+    assert rules == {"group_node_build_image_run"}, rules
+    assert len(list((tmp_path / ".snakemake/slurm_logs").rglob("*.log"))) == 1
     # Parsing is a local rule: it runs here, on the run's files, without Slurm.
     r = snakemake(tmp_path, slurm, *profile, "results/parsed/pairs/samples.tsv")
     assert r.returncode == 0 and "submitted with SLURM jobid" not in r.stdout + r.stderr

@@ -108,6 +108,7 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
     _check(config, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
     if config["host"] is None:
         config["host"] = socket.gethostname().split(".")[0]
+    config["run_on"] = config["run_on"] or [config["host"]]
     # Per-host protocol (paper 004: smaller sizes on the Pi): this host's overrides, merged into
     # its studies; every other host's are checked as that host would read them.
     per_host = config.pop("hosts")
@@ -162,6 +163,18 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
                     f"(or from runtimes), or change the study so it does not need it."
                 )
     return config
+
+
+def host_configs(config: dict, source: str = "config") -> tuple[dict, dict[str, dict]]:
+    """The config as `host` reads it (checked with this machine), and the config of each host of
+    run_on (its hosts.<host> overrides applied; the others checked as they would read it)."""
+    own = validate(config, source)
+    return own, {
+        h: own
+        if h == own["host"]
+        else validate({**(config or {}), "host": h}, f"{source} (as host {h})", machine=False)
+        for h in own["run_on"]
+    }
 
 
 def _merged(base: dict, override: dict) -> dict:

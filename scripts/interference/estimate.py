@@ -114,7 +114,7 @@ def minutes(seconds: float) -> str:
 
 
 def images_seconds(images: list[str]) -> float:
-    """Image jsons still to make (names like results/images/docker/base.json)."""
+    """Image jsons still to make (names like results/images/<host>/docker/base.json)."""
     return sum(BASE_IMAGE_S if Path(i).stem == "base" else IMAGE_S for i in images)
 
 

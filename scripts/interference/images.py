@@ -1,4 +1,4 @@
-"""Build the images a config needs, as tracked artifacts: results/images/<runtime>/<name>.json.
+"""Build the images a config needs, as tracked artifacts: results/images/<host>/<runtime>/<name>.json.
 
   base     the configured Debian base (present, pulled, or made by debootstrap and imported)
            plus containers/base/ (the loop driver)

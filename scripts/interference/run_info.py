@@ -129,7 +129,8 @@ def environment(
     for p in images:
         d = json.loads(p.read_text())
         image_rows.append(
-            {
+            {"host": p.parent.parent.name}  # results/images/<host>/<runtime>/<image>.json
+            | {
                 k: d.get(k)
                 for k in (
                     "image",

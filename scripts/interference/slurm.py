@@ -1,24 +1,21 @@
 """Slurm for the workflow (profiles/slurm): what it checks before it hands runs to Slurm — a
-controller answers and the config's host is one of its nodes (a run goes to the node named by
-its host) —, and a single-node Slurm on this machine to try it (the test and the benchmark use
-it): munged, slurmctld and slurmd started directly (no systemd), stopped after.
-
-  python -m interference.slurm DIR     a single-node Slurm with its files in DIR until Ctrl-C"""
+controller answers, and each host with runs to do is a node that takes jobs, sees the working
+folder and has its runtimes (a run goes to the node named by its host). The cluster the tests
+and benchmarks make on this machine is in slurm_local.py."""
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from interference.host_package import HostPackage
 
-# The single-node Slurm of the tests (SingleNode) and the Slurm profile on this machine.
+# The local cluster of the tests (slurm_local.py) and the Slurm profile on this machine.
 PACKAGES = (
     HostPackage("slurm-wlm", "slurmctld", "Slurm's controller and node daemon"),
     HostPackage("munge", "munged", "Slurm's authentication"),
@@ -29,139 +26,91 @@ class SlurmUnavailable(RuntimeError):
     pass
 
 
-def nodes() -> list[str]:
+def node_states() -> dict[str, tuple[str, str]]:
+    """Each node of the cluster: (state, reason), as sinfo gives them."""
     if shutil.which("sinfo") is None:
         raise SlurmUnavailable("Slurm's `sinfo` is not installed here (Debian: apt-get install slurm-client)")
     try:
-        r = subprocess.run(["sinfo", "-h", "-N", "-o", "%N"], capture_output=True, text=True, timeout=30)
+        r = subprocess.run(
+            ["sinfo", "-h", "-N", "-o", "%N|%t|%E"], capture_output=True, text=True, timeout=30
+        )
     except subprocess.TimeoutExpired:
         raise SlurmUnavailable("no Slurm controller answered `sinfo` within 30 s") from None
     if r.returncode != 0:
         raise SlurmUnavailable(f"no Slurm controller answers (`sinfo`: {r.stderr.strip()})")
-    return sorted(set(r.stdout.split()))
+    out = {}
+    for line in r.stdout.splitlines():
+        node, state, reason = line.split("|", 2)
+        out[node] = (state, reason)
+    return out
 
 
-def check_node(host: str) -> None:
-    known = nodes()
-    if host not in known:
+# A node in these states takes no job (a trailing * means its slurmd does not answer).
+UNUSABLE = ("down", "drain", "fail", "unk", "futr", "maint", "npc", "inval")
+
+
+def check_nodes(runtimes_by_host: dict[str, list[str]], folder: Path, options: dict | None = None) -> None:
+    """Each host is a node that responds, sees `folder` (the working folder every job writes to)
+    and has the runtimes its runs use: asked on the node itself (interference.slurm_node_check,
+    one short job each). Raises SlurmUnavailable naming the node and what is wrong."""
+    states = node_states()
+    unknown = [h for h in runtimes_by_host if h not in states]
+    if unknown:
         raise SlurmUnavailable(
-            f"the config's host {host!r} is not a Slurm node (nodes: {', '.join(known) or 'none'}); runs go to "
-            f"the node their host names: set it with --config host=NODE"
+            f"the config's host {', '.join(map(repr, unknown))} is not a Slurm node (nodes: "
+            f"{', '.join(sorted(states)) or 'none'}); runs go to the node their host names: set it "
+            "with --config host=NODE or run_on=[NODE,...]"
         )
-
-
-def single_node_conf(state: Path, node: str) -> str:
-    return (
-        "\n".join(
-            [
-                "ClusterName=interference",
-                f"SlurmctldHost={node}",
-                "AuthType=auth/munge",
-                "ProctrackType=proctrack/linuxproc",  # no cgroup plugin: the runtimes own the cgroups
-                "TaskPlugin=task/none",
-                "SelectType=select/cons_tres",
-                "SelectTypeParameters=CR_Core",
-                "SlurmUser=root",
-                "SlurmdUser=root",
-                f"StateSaveLocation={state}/state",
-                f"SlurmdSpoolDir={state}/spool",
-                f"SlurmctldPidFile={state}/slurmctld.pid",
-                f"SlurmdPidFile={state}/slurmd.pid",
-                f"SlurmctldLogFile={state}/slurmctld.log",
-                f"SlurmdLogFile={state}/slurmd.log",
-                "ReturnToService=2",
-                "MinJobAge=600",  # squeue keeps finished jobs long enough for snakemake's status checks
-                "JobAcctGatherType=jobacct_gather/none",
-                "AccountingStorageType=accounting_storage/none",
-                "MpiDefault=none",
-                f"NodeName={node} CPUs={os.cpu_count()} State=UNKNOWN",
-                "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
-            ]
-        )
-        + "\n"
-    )
-
-
-def _munge_answers() -> bool:
-    return subprocess.run("munge -n | unmunge", shell=True, capture_output=True).returncode == 0
-
-
-DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
-
-
-class SingleNode:
-    """`with SingleNode(dir) as env:` a running one-node Slurm (this machine, named as its
-    hostname), its state in dir. Its config goes where every Slurm command looks by default
-    (/etc/slurm/slurm.conf): the job-step plugin drops SLURM_CONF from a job's environment. So it
-    refuses to start where a Slurm config exists. Everything it made is removed on leaving."""
-
-    def __init__(self, state: Path):
-        self.state = Path(state)
-        self.conf = DEFAULT_CONF
-        self.node = socket.gethostname().split(".")[0]
-        self.munged: int | None = None
-
-    def __enter__(self) -> dict:
-        if self.conf.exists():
-            raise SlurmUnavailable(f"{self.conf} exists: this machine has a Slurm of its own; use it")
-        for d in ("state", "spool"):
-            (self.state / d).mkdir(parents=True, exist_ok=True)
-        self.conf.parent.mkdir(exist_ok=True)
-        self.conf.write_text(single_node_conf(self.state, self.node))
-        if not _munge_answers():
-            key = Path("/etc/munge/munge.key")
-            if not key.exists():
-                key.write_bytes(os.urandom(1024))
-                shutil.chown(key, "munge", "munge")
-                key.chmod(0o400)
-            Path("/run/munge").mkdir(exist_ok=True)
-            shutil.chown("/run/munge", "munge", "munge")
-            subprocess.run(["runuser", "-u", "munge", "--", "munged"], check=True)
-            self.munged = int(Path("/run/munge/munged.pid").read_text())
-        env = {**os.environ, "SLURM_CONF": str(self.conf)}
-        subprocess.run(["slurmctld", "-f", str(self.conf)], check=True)
-        subprocess.run(["slurmd", "-f", str(self.conf)], check=True)
-        deadline = time.time() + 60
-        while (
-            "idle"
-            not in subprocess.run(["sinfo", "-h", "-o", "%t"], env=env, capture_output=True, text=True).stdout
-        ):
-            if time.time() > deadline:
-                self.__exit__()
+    for host in sorted(runtimes_by_host):
+        state, reason = states[host]
+        if state.endswith("*") or state.rstrip("*~#!%$@^-+").startswith(UNUSABLE):
+            raise SlurmUnavailable(
+                f"node {host!r} takes no jobs (state {state}"
+                + (f", reason: {reason}" if reason and reason != "none" else "")
+                + "): is its slurmd running, and is its munge key this machine's?"
+            )
+    token = secrets.token_hex(8)
+    mark = Path(folder) / ".snakemake" / f"node-check-{token}"
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.write_text(token)
+    try:
+        for host, rts in sorted(runtimes_by_host.items()):
+            argv = ["srun", f"--nodelist={host}", "-N1", "-n1", "--immediate=60", "--time=5",
+                    "--job-name=interference-node-check", f"--chdir={folder}",
+                    sys.executable, "-m", "interference.slurm_node_check",
+                    "--mark", str(mark), "--token", token,
+                    "--options", json.dumps(options or {}), *rts]  # fmt: skip
+            try:
+                r = subprocess.run(argv, capture_output=True, text=True, timeout=180,
+                                   env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})  # fmt: skip
+            except subprocess.TimeoutExpired:
                 raise SlurmUnavailable(
-                    f"the single-node Slurm did not come up: see {self.state}/slurmctld.log"
+                    f"node {host!r} did not run a 5-second check job within 180 s"
+                ) from None
+            if r.returncode != 0:
+                # The check's own words (stdout), else what Slurm said (srun's last line).
+                said = (
+                    r.stdout.strip() or (r.stderr.strip().splitlines() or [f"srun exit {r.returncode}"])[-1]
                 )
-            time.sleep(0.5)
-        return env
+                raise SlurmUnavailable(f"node {host!r}: {said}")
+    finally:
+        mark.unlink(missing_ok=True)
 
-    def __exit__(self, *exc) -> None:
-        env = {**os.environ, "SLURM_CONF": str(self.conf)}
-        subprocess.run(["scancel", "--full", "-u", "root"], env=env, capture_output=True)
-        for daemon in ("slurmd", "slurmctld"):
-            pid = self.state / f"{daemon}.pid"
-            if pid.exists():
-                try:
-                    os.kill(int(pid.read_text()), signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        if self.munged:
-            os.kill(self.munged, signal.SIGTERM)
-        deadline = time.time() + 20
-        while self.daemons() and time.time() < deadline:
-            time.sleep(0.2)
-        self.conf.unlink(missing_ok=True)
 
-    def daemons(self) -> list[str]:
-        r = subprocess.run(
-            ["pgrep", "-a", "-f", f"slurm(ctld|d) -f {self.conf}"], capture_output=True, text=True
+def cap_status_interval(executor_class: type, seconds: float) -> None:
+    """Make `executor_class` (the Slurm executor plugin's) check its jobs at least every `seconds`.
+
+    The plugin (2.8.0) adds 10 s to its interval after each check in which no job finished, up to
+    180 s, so that a large cluster's controller is not flooded. A host's study here is one long
+    Slurm job (profiles/slurm groups it), so the interval had grown to ~80 s when it ended: as
+    long again as the whole parse, statistics and report that follow. One squeue every few
+    seconds is nothing for a controller; the cap keeps the end of a study prompt."""
+    interval = executor_class.next_seconds_between_status_checks
+    if not isinstance(interval, property) or interval.fset is None:
+        raise SlurmUnavailable(
+            f"{executor_class.__module__}.{executor_class.__name__} no longer has the status interval "
+            "this workflow caps (next_seconds_between_status_checks): check the pinned plugin version"
         )
-        return r.stdout.splitlines()
-
-
-if __name__ == "__main__":
-    with SingleNode(Path(sys.argv[1])) as env:
-        print(f"Slurm is up ({env['SLURM_CONF']}); Ctrl-C stops it", flush=True)
-        try:
-            signal.pause()
-        except KeyboardInterrupt:
-            pass
+    executor_class.next_seconds_between_status_checks = property(
+        interval.fget, lambda self, value: interval.fset(self, min(value, seconds))
+    )

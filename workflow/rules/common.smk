@@ -25,13 +25,14 @@ from interference import (
     code_deps,
     estimate,
     host_setup,
+    image_records,
     run_order,
     runtimes,
     slurm,
     studies,
     transfer,
 )
-from interference.config import ConfigError, read_yaml, validate
+from interference.config import ConfigError, host_configs, read_yaml
 from interference.microservices import registry
 
 # The default experiment, unless --configfile names another (which then replaces it whole:
@@ -49,17 +50,28 @@ if not workflow.overwrite_configfiles:
 
 
 try:
-    CONFIG = validate(
+    CONFIG, HOST_CONFIG = host_configs(
         config, source="the config (" + ", ".join(map(str, workflow.configfiles)) + ")"
     )
 except ConfigError as error:
     raise WorkflowError(str(error)) from None
 
 HOST = CONFIG["host"]
+# The hosts whose runs this invocation makes (run_on; under Slurm each is a node), each with
+# its own config (hosts.<host> overrides).
+HOSTS = CONFIG["run_on"]
 STUDIES = {name: studies.get(name) for name in CONFIG["studies"]}
 RUN_META = "results/raw/{host}/{runtime}/{study}/{key}/rep{rep}/meta.json"
 PARSED_PATH = "results/parsed/{host}/{runtime}/{study}/{key}/rep{rep}.tsv"
 STATS_PATH = "results/stats/{study}/{table}.tsv"
+
+
+# Image records of the layout before hosts shared a results folder are this host's.
+if workflow.is_main_process:
+    for record in image_records.migrate(
+        Path("results/images"), HOST, runtimes.ADAPTERS
+    ):
+        print(f"image record moved under its host: {record}", file=sys.stderr)
 
 
 wildcard_constraints:
@@ -88,10 +100,15 @@ def per_wildcards(fn):
 
 
 @functools.cache
-def study_runs(study):
-    """(runtime, run key) of every run of one study in the config."""
-    cfg = CONFIG["studies"][study]
+def study_runs(study, host):
+    """(runtime, run key) of every run of one study on one host of the config."""
+    cfg = HOST_CONFIG[host]["studies"][study]
     return [(rt, r) for rt in cfg["runtimes"] for r in STUDIES[study].runs_on(cfg, rt)]
+
+
+def host_runs(study):
+    """(host, runtime, run key) of every run of one study in this invocation."""
+    return [(h, rt, r) for h in HOSTS for rt, r in study_runs(study, h)]
 
 
 # The order runs are measured in (run_order.py): snakemake starts the ready job of highest
@@ -101,7 +118,7 @@ RUN_PLAN = run_order.plan(
         [
             (s, rt, r.key, r.repetition)
             for s in STUDIES
-            for rt, r in study_runs(s)
+            for rt, r in study_runs(s, HOSTS[0])
             if STUDIES[s].after_all(r.key) == last
         ]
         for last in (False, True)
@@ -111,33 +128,34 @@ RUN_PLAN = run_order.plan(
 
 
 def planned_runs():
-    """This host's runs still without meta.json, in plan order, each with its expected duration
-    (estimate.py)."""
+    """The runs still without meta.json, in plan order, each with its expected duration
+    (estimate.py, from the past runs of its host)."""
     todo = [
-        (s, rt, r)
+        (s, h, rt, r)
         for s in STUDIES
-        for rt, r in study_runs(s)
+        for h, rt, r in host_runs(s)
         if not os.path.exists(
-            RUN_META.format(host=HOST, runtime=rt, study=s, key=r.key, rep=r.repetition)
+            RUN_META.format(host=h, runtime=rt, study=s, key=r.key, rep=r.repetition)
         )
     ]
-    if not todo:
-        return []
-    todo.sort(key=lambda t: RUN_PLAN.get((t[0], t[1], t[2].key, t[2].repetition), 0))
+    todo.sort(key=lambda t: RUN_PLAN.get((t[0], t[2], t[3].key, t[3].repetition), 0))
     runs = [
         estimate.PlannedRun(
             s,
             rt,
             r.key,
             r.repetition,
-            RUN_META.format(
-                host=HOST, runtime=rt, study=s, key=r.key, rep=r.repetition
-            ),
-            {"host": HOST, **studies.run_settings(CONFIG, s, rt, r.key, r.repetition)},
+            RUN_META.format(host=h, runtime=rt, study=s, key=r.key, rep=r.repetition),
+            {
+                "host": h,
+                **studies.run_settings(HOST_CONFIG[h], s, rt, r.key, r.repetition),
+            },
         )
-        for s, rt, r in todo
+        for s, h, rt, r in todo
     ]
-    past = estimate.history(Path("results"), HOST)
+    past = {}
+    for h in {t[1] for t in todo}:
+        past |= estimate.history(Path("results"), h)
     return estimate.estimate(
         runs, past, lambda r: STUDIES[r.study].expected_seconds(r.settings)
     )
@@ -160,17 +178,55 @@ def runtimes_to_check():
 
 
 def check_slurm():
-    """Under the Slurm executor: a controller answers and this host is a node (before any job)."""
-    plugin = workflow.executor_plugin
-    if plugin is None or plugin.name != "slurm" or not runtimes_to_check():
+    """Under the Slurm executor: a controller answers and each host with runs to do is a node
+    that responds, sees this folder and has its runtimes (before any job is submitted).
+    Without it, only this machine's host runs here."""
+    hosts = sorted({r.settings["host"] for r in PLANNED})
+    # Nodes a run uses besides its own (a server on another host), with no runtime of theirs.
+    remote = {h: r for r in PLANNED for h in STUDIES[r.study].other_nodes(r.settings)}
+    if not under_slurm():
+        if others := [h for h in hosts if h != HOST]:
+            raise WorkflowError(
+                f"Nothing was built or run: run_on names {', '.join(others)} beside this "
+                f"machine's host {HOST!r}; runs of other hosts need the Slurm profile "
+                "(--profile profiles/slurm, each host a node) or are imported "
+                "(interference.transfer; set run_on to this host)."
+            )
+        if remote:
+            h, r = next(iter(remote.items()))
+            raise WorkflowError(
+                f"Nothing was built or run: the {r.study} run {r.key} uses host {h!r} too, "
+                "started there through Slurm: run it with --profile profiles/slurm."
+            )
         return
+    # A host's study is one long Slurm job: check it every 10 s at most (slurm.py says why).
+    # (The executor is known from onstart on, not while the Snakefile is read.)
+    from snakemake_executor_plugin_slurm import Executor as SlurmExecutor
+
+    slurm.cap_status_interval(SlurmExecutor, 10)
     try:
-        slurm.check_node(HOST)
+        slurm.check_nodes(
+            {
+                h: sorted({r.runtime for r in PLANNED if r.settings["host"] == h})
+                for h in sorted(set(hosts) | set(remote))
+            },
+            Path.cwd(),
+            CONFIG["runtime_options"],
+        )
     except slurm.SlurmUnavailable as error:
         raise WorkflowError(f"Nothing was built or run: {error}.") from None
 
 
+def under_slurm():
+    """Under the Slurm executor (known from onstart on: None while the Snakefile is read)."""
+    plugin = workflow.executor_plugin
+    return plugin is not None and plugin.name == "slurm"
+
+
 def check_runtimes():
+    """This machine's runtimes with runs to do answer (under Slurm the nodes were asked)."""
+    if under_slurm():
+        return
     todo = set(runtimes_to_check())
     lacking = host_setup.missing(host_setup.needs(CONFIG, only_runtimes=todo))
     if lacking:

@@ -14,22 +14,22 @@ def run_predecessors(wildcards):
     return [
         ancient(
             RUN_META.format(
-                host=HOST,
+                host=wildcards.host,
                 runtime=rt,
                 study=wildcards.study,
                 key=r.key,
                 rep=r.repetition,
             )
         )
-        for rt, r in study_runs(wildcards.study)
+        for rt, r in study_runs(wildcards.study, wildcards.host)
         if rt == wildcards.runtime and not study.after_all(r.key)
     ]
 
 
 def run_metas(study):
     return [
-        RUN_META.format(host=HOST, runtime=rt, study=study, key=r.key, rep=r.repetition)
-        for rt, r in study_runs(study)
+        RUN_META.format(host=h, runtime=rt, study=study, key=r.key, rep=r.repetition)
+        for h, rt, r in host_runs(study)
     ]
 
 
@@ -47,6 +47,7 @@ def imported(pattern, study=None):
         )
         for s in ([study] if study else STUDIES)
         for host, r in transfer.imported_runs(Path("results"), s)
+        if host not in HOSTS  # run here: its own runs
     ]
 
 
@@ -55,23 +56,28 @@ def parsed_runs(wildcards):
     """This host's runs of the study, and those imported from other hosts."""
     own = [
         PARSED_PATH.format(
-            host=HOST, runtime=rt, study=wildcards.study, key=r.key, rep=r.repetition
+            host=h, runtime=rt, study=wildcards.study, key=r.key, rep=r.repetition
         )
-        for rt, r in study_runs(wildcards.study)
+        for h, rt, r in host_runs(wildcards.study)
     ]
     return own + imported(PARSED_PATH, wildcards.study)
 
 
-def image_json(runtime, image):
-    return f"results/images/{runtime}/{image}.json"
+def image_json(host, runtime, image):
+    return image_records.record_path(host, runtime, image)
 
 
 def all_images():
     """Every image json the config needs, per runtime."""
     out = set()
     for name, study in STUDIES.items():
-        cfg = CONFIG["studies"][name]
-        out |= {image_json(rt, i) for rt in cfg["runtimes"] for i in study.images(cfg)}
+        for host in HOSTS:
+            cfg = HOST_CONFIG[host]["studies"][name]
+            out |= {
+                image_json(host, rt, i)
+                for rt in cfg["runtimes"]
+                for i in study.images(cfg)
+            }
     return sorted(out)
 
 
@@ -81,13 +87,15 @@ def image_parent(wildcards):
     a runtime that converts another's images (bare metal) from that runtime's image."""
     source = runtimes.ADAPTERS[wildcards.runtime].capabilities.image_from
     if source:
-        return [image_json(source, wildcards.image)]
+        return [image_json(wildcards.host, source, wildcards.image)]
     if wildcards.image == "base":
         return []
     members = wildcards.image.split("+")
     return [
         image_json(
-            wildcards.runtime, "base" if len(members) == 1 else "+".join(members[:-1])
+            wildcards.host,
+            wildcards.runtime,
+            "base" if len(members) == 1 else "+".join(members[:-1]),
         )
     ]
 
@@ -110,20 +118,26 @@ def image_build_inputs(wildcards):
 
 
 def run_images(wildcards):
-    return _run_images(wildcards.runtime, wildcards.study, wildcards.key)
+    return _run_images(
+        wildcards.host, wildcards.runtime, wildcards.study, wildcards.key
+    )
 
 
 @functools.cache  # the same for every repetition
-def _run_images(runtime, study, key):
-    names = STUDIES[study].run_images(CONFIG["studies"][study], key)
-    return [image_json(runtime, n) for n in names]
+def _run_images(host, runtime, study, key):
+    names = STUDIES[study].run_images(HOST_CONFIG[host]["studies"][study], key)
+    return [image_json(host, runtime, n) for n in names]
 
 
 @per_wildcards
 def run_settings(wildcards):
     """The run's slice of the config, as JSON: changing it reruns exactly the affected runs."""
     settings = studies.run_settings(
-        CONFIG, wildcards.study, wildcards.runtime, wildcards.key, int(wildcards.rep)
+        HOST_CONFIG[wildcards.host],
+        wildcards.study,
+        wildcards.runtime,
+        wildcards.key,
+        int(wildcards.rep),
     )
     return json.dumps({"host": wildcards.host, **settings}, sort_keys=True)
 

@@ -13,9 +13,9 @@ rule run:
         meta=RUN_META,
     log:
         "results/logs/run/{host}/{runtime}/{study}/{key}/rep{rep}.log",
-    # Only this config's host is run here; other hosts' runs are imported (transfer.py).
+    # Only the hosts of run_on are run here; other hosts' runs are imported (transfer.py).
     wildcard_constraints:
-        host=re.escape(HOST),
+        host="|".join(map(re.escape, HOSTS)),
     # Runs start in the config's run_order (seeded random by default).
     priority: run_priority
     conda:
@@ -25,7 +25,7 @@ rule run:
     resources:
         measurement=1,
         # Under Slurm: the node its host names, alone (ignored when run locally).
-        slurm_extra=f"--nodelist={HOST} --exclusive",
+        slurm_extra=lambda wildcards: f"--nodelist={wildcards.host} --exclusive",
     params:
         settings=run_settings,
     shell:

@@ -119,8 +119,12 @@ def image_rows(env: dict) -> list[list]:
             or f"on {img.get('built_on', '?')}"
         )
         name = img.get("image")
-        if len({i.get("runtime") for i in env.get("images", [])}) > 1:
-            name = f"{name} ({img.get('runtime')})"
+        # Which engine holds it: the runtime, and the host when several hosts built images.
+        where = [
+            img.get(k) for k in ("host", "runtime") if len({i.get(k) for i in env.get("images", [])}) > 1
+        ]
+        if where:
+            name = f"{name} ({', '.join(map(str, where))})"
         rows.append([name, _code(img.get("ref", "")), ("html", f"<code>{esc(str(img.get('id', ''))[:19])}…</code>"),
                      src, tv or "–"])  # fmt: skip
     return rows

@@ -164,6 +164,11 @@ class Study(abc.ABC):
         parent's); None: the runtime's default."""
         return None
 
+    def other_nodes(self, settings: dict) -> list[str]:
+        """Hosts besides its own that a run uses (e.g. a server on another node, started there
+        through Slurm): checked as nodes before any job, and a run that has any needs Slurm."""
+        return []
+
     def images(self, cfg: dict) -> list[str]:
         """Image names the study needs (base, a microservice id, or a stack like L+S)."""
         return ["base"]
@@ -205,12 +210,11 @@ class Study(abc.ABC):
     def checks(self) -> dict[str, Callable]:
         """Its checks of the papers' findings by name (report/published/findings.yaml names
         them): check(ctx, args) -> findings.verdict.Measure or Skip; see findings/scorecard.py."""
-        has = (self.folder / "findings.py").is_file() or (self.folder / "findings").is_dir()
-        return self.step("findings").CHECKS if has else {}
+        return self.step("findings").CHECKS if self.room("findings") else {}
 
     def run_row(self, meta: dict) -> dict:
         """The study's columns of runs.tsv for one run (besides the generic ones)."""
-        return self.step("runs").run_row(meta) if (self.folder / "runs.py").is_file() else {}
+        return self.step("runs").run_row(meta) if self.room("runs") else {}
 
     def code(self, step: str) -> list[Path]:
         """The entry files of one step ("parse", "statistics", "runs", "findings", "report"): with
@@ -218,12 +222,15 @@ class Study(abc.ABC):
         change reruns its jobs."""
         here = self.folder
         if step == "statistics":
-            modules = {t.compute.split(":")[0] for t in self.tables.values()}
-            return sorted(here.joinpath(*m.split(".")).with_suffix(".py") for m in modules)
+            return sorted({self.room(t.compute.split(":")[0]) for t in self.tables.values()})
         if step == "report":
             section = [here / "section.py"] if (here / "section.py").is_file() else []
             section += sorted((here / "section").rglob("*.py"))
             return ([self.report_section] if self.report_section else []) + section
-        # A room is a module, or a folder of them (its __init__.py imports the rest).
-        entries = [here / f"{step}.py", here / step / "__init__.py"]
-        return [e for e in entries if e.is_file()] or [here / "__init__.py"]
+        return [self.room(step) or here / "__init__.py"]
+
+    def room(self, module: str) -> Path | None:
+        """The file of one of its modules ("statistics.tables"): a module, or a folder of them
+        (its __init__.py, which imports the rest); None if the study has no such room."""
+        base = self.folder.joinpath(*module.split("."))
+        return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)
