@@ -157,7 +157,9 @@ class LocalCluster:
     def _runs_a_job(self, node: str, deadline: float) -> bool:
         argv = ["srun", f"--nodelist={node}", "-N1", "-n1", "--immediate=10", "--time=1", "true"]
         try:
-            r = subprocess.run(argv, env=self.env, capture_output=True, timeout=max(5, deadline - time.time()))
+            r = subprocess.run(
+                argv, env=self.env, capture_output=True, timeout=max(5, deadline - time.time())
+            )
         except subprocess.TimeoutExpired:
             return False
         return r.returncode == 0
