@@ -1,5 +1,6 @@
-"""Paper 001's Experiment 4 (its Tables II and III): network throughput and latency between an
-entity and the host it runs on, for each way of attaching the entity to the host's network.
+"""Paper 001's Experiments 4 and 5 (its Tables II–V): network throughput and latency between an
+entity and the host it runs on — or another host —, for each way of attaching the entity to the
+host's network.
 
 One side is a process on the host itself (Debian's iperf3 or sockperf installed on the host,
 run by host_side.py), the other the microservice NS (iperf3 stream: throughput) or NR (sockperf
@@ -7,7 +8,10 @@ TCP ping-pong: round-trip latency) in an entity of the run's runtime, attached i
 mode (runtimes/base.py NETWORK_MODES: host network, Linux bridge with NAT, Open vSwitch; a
 nested runtime's modes are PARENT+CHILD). Directions: `to-host`, the client in the entity and
 the server on the host (the paper's "Container - Host"), and `from-host` (its "Host - Container").
-On the `host` runtime both sides are bare-metal processes: the paper's "Host - Host".
+On the `host` runtime both sides are bare-metal processes: the paper's "Host - Host". With
+`remote_host` (a Slurm node), direction `to-remote`: the client in the entity on the run's host,
+the server a bare-metal process on the remote host, started there as a Slurm job (remote_side.py;
+Experiment 5, Tables IV and V: "across two hosts").
 
   results/raw/<host>/<runtime>/network/<NS|NR>/<direction>/<mode>/rep<r>/client/...  (the loop's files)
 
@@ -26,8 +30,13 @@ from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyC
 
 HERE = Path(__file__).parent
 MICROSERVICES = ("NS", "NR")  # iperf3 stream (TCP_STREAM), sockperf ping-pong (TCP_RR)
-DIRECTIONS = ("to-host", "from-host")
+DIRECTIONS = ("to-host", "from-host", "to-remote")
 NESTED_MODES = tuple(f"{p}+{c}" for p in NETWORK_MODES for c in ("host", "bridge"))
+
+
+def directions_of(cfg: dict) -> list[str]:
+    """The directions a config asks for; by default to-remote with a remote host, else the two local."""
+    return cfg.get("directions") or (["to-remote"] if cfg.get("remote_host") else ["to-host", "from-host"])
 
 
 def modes_of(runtime: str) -> frozenset[str]:
@@ -44,7 +53,7 @@ class NetworkStudy(Study):
     run_key = KeyFormat(
         "{microservice}/{direction}/{mode}",
         microservice=r"N[A-Z]",
-        direction=r"(?:to|from)-host",
+        direction=r"(?:to|from)-host|to-remote",
         mode=r"[a-z]+(?:\+[a-z]+)?",
     )
     schema = {
@@ -64,8 +73,16 @@ class NetworkStudy(Study):
                 "items": {"enum": list(DIRECTIONS)},
                 "minItems": 1,
                 "uniqueItems": True,
-                "default": list(DIRECTIONS),
-                "description": "to-host: client in the entity; from-host: server in the entity",
+                "description": "to-host: client in the entity; from-host: server in the entity; "
+                "to-remote: client in the entity, server on remote_host (default: to-remote when "
+                "remote_host is set, the other two otherwise)",
+            },
+            "remote_host": {
+                "type": ["string", "null"],
+                "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                "default": None,
+                "description": "the Slurm node whose bare metal serves the to-remote runs (paper 001's "
+                "Experiment 5: a server on one host, the client on the other); needs profiles/slurm",
             },
             "modes": {
                 "type": "array",
@@ -106,6 +123,12 @@ class NetworkStudy(Study):
     compared = (Compared("relative", ("runtime", "direction", "mode", "metric", "reference"), "ratio"),)
 
     def check(self, cfg: dict) -> None:
+        cfg["directions"] = directions_of(cfg)
+        if ("to-remote" in cfg["directions"]) != bool(cfg["remote_host"]):
+            raise StudyConfigError(
+                "studies.network: direction to-remote and remote_host go together (the remote host's "
+                "bare metal serves the to-remote runs)"
+            )
         for rt in cfg["runtimes"]:
             if not modes_of(rt):
                 raise StudyConfigError(
@@ -146,13 +169,16 @@ class NetworkStudy(Study):
 
     def runs_on(self, cfg, runtime):
         has = modes_of(runtime)
+        wanted = directions_of(cfg)
+        local = ["to-host"] if {"to-host", "from-host"} & set(wanted) else []
+        remote = ["to-remote"] if "to-remote" in wanted else []
         if is_nested(runtime):
             # Children reach the host; the host reaches no child (its bridge is in the parent).
-            modes, directions = [m for m in cfg["nested_modes"] if m in has], ["to-host"]
+            modes, directions = [m for m in cfg["nested_modes"] if m in has], local + remote
         elif runtime == "host":
-            modes, directions = ["host"], ["to-host"]  # host to host: one direction is the other
+            modes, directions = ["host"], local + remote  # host to host: one direction is the other
         else:
-            modes, directions = [m for m in cfg["modes"] if m in has], cfg["directions"]
+            modes, directions = [m for m in cfg["modes"] if m in has], [d for d in DIRECTIONS if d in wanted]
         reps = range(1, cfg["repetitions"] + 1)
         return [
             RunKey(self.run_key.key(microservice=ms, direction=d, mode=m), r)
@@ -170,7 +196,12 @@ class NetworkStudy(Study):
 
     def settings(self, cfg, key):
         keys = ("duration_s", "iterations", "iteration_timeout_s")
-        return {**self.run_key.read(key), **{k: cfg[k] for k in keys}}
+        parts = self.run_key.read(key)
+        remote = {"remote_host": cfg["remote_host"]} if parts["direction"] == "to-remote" else {}
+        return {**parts, **{k: cfg[k] for k in keys}, **remote}
+
+    def other_nodes(self, settings: dict) -> list[str]:
+        return [settings["remote_host"]] if settings.get("remote_host") else []
 
     def network_mode(self, settings: dict) -> str | None:
         return settings["mode"]

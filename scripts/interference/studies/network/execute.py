@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from interference.loop import (
@@ -14,7 +15,7 @@ from interference.loop import (
 )
 from interference.microservices import registry
 from interference.runtimes import ContainerSpec, ovs
-from interference.studies.network import host_side
+from interference.studies.network import host_side, remote_side
 
 SERVER_FILE = "server_host"  # the client entity reads the server's address from it
 WAIT_MARGIN_S = 60.0
@@ -30,9 +31,18 @@ def execute(run) -> dict:
     info = {"host_tools": host_side.versions(), "ovs": None}
     if "ovs" in s["mode"]:
         info["ovs"] = ovs.version()
-    with host_side.Processes(run.outdir, deadline) as host:
-        if s["direction"] == "to-host":
-            host.start_server(server_argv, "server")
+    with host_side.Processes(run.outdir, deadline) as host, contextlib.ExitStack() as remote:
+        if s["direction"] in ("to-host", "to-remote"):
+            if s["direction"] == "to-host":
+                host.start_server(server_argv, "server")
+                server_at = None  # the host, as the entity reaches it
+            else:
+                server_at = remote.enter_context(
+                    remote_side.RemoteServer(
+                        s["remote_host"], server_argv, deadline - time.time(), run.outdir / "remote-server.log",
+                        run.name("server"),
+                    )
+                )  # fmt: skip
             time.sleep(ms.server.get("ready_after_s", 1))
             # The client waits for the start file; the server's address is known only once the
             # entity is attached (a bridge's gateway, an OVS port), so it is read from a file.
@@ -51,7 +61,7 @@ def execute(run) -> dict:
                 network_mode=s["mode"],
             )
             run.start(spec, "client")
-            address = run.runtime.host_address(spec.name)
+            address = server_at or run.runtime.host_address(spec.name)
             (run.outdir / SERVER_FILE).write_text(address + "\n")
             start_at, _ = write_start_file(run.outdir)
             run.wait_all([spec.name], deadline)
@@ -78,7 +88,12 @@ def execute(run) -> dict:
         **info,
         "start_at": start_at,
         "server_address": address,
-        "client_side": "entity" if s["direction"] == "to-host" else "host",
+        "client_side": "host" if s["direction"] == "from-host" else "entity",
+        "server_side": {
+            "to-host": "host",
+            "from-host": "entity",
+            "to-remote": f"bare metal of {s.get('remote_host')}",
+        }[s["direction"]],
         "limits_read_back": read_limits(client_dir / "limits.txt"),
         "iterations": its,
         "n_iterations": len(its),

@@ -1,7 +1,8 @@
 """Statistics of the network study: per runtime, direction, network mode and metric, the
 descriptive statistics of the tests (summary), and each mean relative to bare metal's host-to-host
 mean (relative), with a bootstrap CI resampling both groups, as paper 001 compares Table II's
-rows with its Host - Host row."""
+rows with its Host - Host row; the to-remote rows (a server on another host: Tables IV and V)
+relative to bare metal's host-to-remote row, as Table IV's Host - Host row."""
 
 from __future__ import annotations
 
@@ -18,8 +19,18 @@ SAMPLE_COLUMNS = [
     "metric", "value", "unit", "higher_is_better", "start", "end", "status",
 ]  # fmt: skip
 GROUP = ["host", "runtime", "direction", "mode", "metric"]
-# The reference: bare metal to itself; without it, Docker's host network (the same stack).
-REFERENCES = (("host", "to-host", "host"), ("docker", "to-host", "host"))
+# The reference: bare metal to itself (or to the remote host, for to-remote rows); without it,
+# Docker's host network (the same stack).
+REFERENCES = {
+    family: (("host", direction, "host"), ("docker", direction, "host"))
+    for family, direction in (("local", "to-host"), ("remote", "to-remote"))
+}
+
+
+def family(direction: str) -> str:
+    return "remote" if direction == "to-remote" else "local"
+
+
 N_RESAMPLES = 2000
 SEED = 1
 
@@ -39,9 +50,10 @@ def _ratio(x, base, axis=-1):
 def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     df = valid(prepare(read(inputs["samples"]), GROUP))
     rows = []
-    for (host, metric), h in df.groupby(["host", "metric"]):
+    df["family"] = df["direction"].map(family)
+    for (host, metric, fam), h in df.groupby(["host", "metric", "family"]):
         present = {tuple(k) for k in h[["runtime", "direction", "mode"]].drop_duplicates().to_numpy()}
-        ref_key = next((r for r in REFERENCES if r in present), None)
+        ref_key = next((r for r in REFERENCES[fam] if r in present), None)
         if ref_key is None:
             continue
         base = h[(h["runtime"] == ref_key[0]) & (h["direction"] == ref_key[1]) & (h["mode"] == ref_key[2])]

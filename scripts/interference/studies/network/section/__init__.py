@@ -9,7 +9,7 @@ One class whose parts live in one module each:
   data          relative.tsv's rows in report order, the recorded VM acceleration, row names
   method        the method and what differs from paper 001
   figure        every row relative to bare metal's host → host, the paper's ratios as diamonds
-  tables        our Tables II and III beside the paper's
+  tables        our Tables II and III (and IV and V: a server on another host) beside the paper's
   paper_ratios  the paper's own figure for each finding (ratios of its transcribed cells)
   verdicts      the generated verdicts on the paper's findings"""
 

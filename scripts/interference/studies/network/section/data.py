@@ -22,7 +22,11 @@ def mode_name(mode: str) -> str:
 def ends(runtime: str, direction: str) -> str:
     """Client → server, as the paper's row names."""
     entity = ENTITY_NAMES[published.entity_of(runtime)]
-    return f"{entity} → host" if direction == "to-host" else f"host → {entity}"
+    return {
+        "to-host": f"{entity} → host",
+        "from-host": f"host → {entity}",
+        "to-remote": f"{entity} → remote host",
+    }[direction]
 
 
 DIRECTIONS = ("to-host", "from-host")
@@ -44,11 +48,11 @@ class NetworkData:
             )
         self.rel = rel.reset_index(drop=True)
 
-    def _rows(self, nested: bool):
+    def _rows(self, nested: bool, remote: bool = False):
         d = self.rel
         if d.empty:
             return d
-        return d[(d["runtime"] == "nested") == nested]
+        return d[((d["runtime"] == "nested") == nested) & ((d["direction"] == "to-remote") == remote)]
 
     def vm_acceleration(self) -> tuple[str, str] | None:
         """(kvm or tcg, why) as the `vm` runtime recorded it (environment.json, engines.vm), or None."""
