@@ -107,6 +107,14 @@ def test_ovs_bridge_carries_traffic_and_goes_away():
             assert "pong" in r.stdout, r.stderr
         finally:
             server.kill()
+        # The gateway's MAC is the bridge's, not the port's host end: routed packets (to another
+        # host) must go through the switch, where FORWARD accepts them.
+        ns = ["nsenter", "--target", str(sleeper.pid), "--net"]
+        neigh = subprocess.run([*ns, "ip", "neigh", "show", switch.gateway()], capture_output=True, text=True)
+        bridge_mac = open(f"/sys/class/net/{switch.bridge}/address").read().strip()
+        assert bridge_mac in neigh.stdout, neigh.stdout
+        rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True).stdout
+        assert f"-i {switch.bridge} -j ACCEPT" in rules and f"-o {switch.bridge} -j ACCEPT" in rules
         assert "datapath_type" in switch.vsctl("list", "bridge").stdout
         assert "netdev" in switch.vsctl("get", "bridge", switch.bridge, "datapath_type").stdout
     finally:

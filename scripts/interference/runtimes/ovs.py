@@ -11,6 +11,12 @@ the other moved into the entity's network namespace (or a VM's tap as the port).
 datapath does not fill in checksums a sender left to the NIC, so the entity's end sends with
 checksum offload off.
 
+The host routes between the switch and its other networks (a server on another host: the
+network study's to-remote runs): FORWARD accepts the bridge's packets both ways, which Docker's
+FORWARD policy DROP would stop. Still no NAT: a remote host reaches an entity's address through
+its route to this host (the local cluster's edge node: its default route); on a cluster whose
+nodes have no such route, add one for SUBNETS via the run's node.
+
 A switch's state (labels, subnet, ports, daemon pids) is a json file written before anything
 is made, so that whatever a run made is found and removed even after a crash."""
 
@@ -53,6 +59,21 @@ def missing() -> list[str]:
     if not Path("/dev/net/tun").exists():
         lack.append("/dev/net/tun (the bridge's own port is a tap in the userspace datapath)")
     return lack
+
+
+def _forward(action: str, bridge: str) -> None:
+    """FORWARD rules accepting the bridge's routed packets, in and out ("-I" adds, "-D" removes)."""
+    if shutil.which("iptables") is None:
+        return  # nothing filters forwarded packets here: no rule is needed
+    for side in ("-i", "-o"):
+        subprocess.run(["iptables", action, "FORWARD", side, bridge, "-j", "ACCEPT"], capture_output=True)
+
+
+def _port_only(ifname: str) -> None:
+    """A port's host end answers no ARP for this machine's addresses: otherwise the kernel may
+    answer first for the gateway with the port's own MAC, and the entity's routed packets enter
+    the host through the port, beside the switch (and FORWARD drops them)."""
+    Path(f"/proc/sys/net/ipv4/conf/{ifname}/arp_ignore").write_text("1")
 
 
 def _name(prefix: str, key: str) -> str:
@@ -127,6 +148,7 @@ class OvsSwitch:
         net = ipaddress.ip_network(subnet)
         _run("ip", "addr", "add", f"{net.network_address + 1}/{net.prefixlen}", "dev", self.bridge)
         _run("ip", "link", "set", self.bridge, "up")
+        _forward("-I", self.bridge)
         return state
 
     def gateway(self) -> str:
@@ -152,6 +174,7 @@ class OvsSwitch:
         inside = _name("ivi", member)
         _run("ip", "link", "add", port, "type", "veth", "peer", "name", inside)
         _run("ip", "link", "set", inside, "netns", str(pid))
+        _port_only(port)
         _run("ip", "link", "set", port, "up")
         self.vsctl("add-port", self.bridge, port)
         ns = ["nsenter", "--target", str(pid), "--net"]
@@ -167,6 +190,7 @@ class OvsSwitch:
         """An existing interface (a VM's tap) as a port; the (address, prefix) its guest takes."""
         self.ensure()
         address, prefix = self._address_for(member, ifname)
+        _port_only(ifname)
         _run("ip", "link", "set", ifname, "up")
         self.vsctl("add-port", self.bridge, ifname)
         return address, prefix
@@ -193,6 +217,7 @@ class OvsSwitch:
             except (OSError, ValueError):
                 pass
         _run("ip", "link", "del", self.bridge, check=False)  # if the daemon died before del-br
+        _forward("-D", self.bridge)
         shutil.rmtree(self.rundir, ignore_errors=True)
         self.file.unlink()
         removed.append(f"ovs bridge {self.bridge}")
@@ -221,5 +246,8 @@ def switches_left(state_dir: Path = STATE_DIR) -> list[str]:
         for line in out.splitlines()
         if ": ito" in line or ": ivo" in line
     ]
+    if shutil.which("iptables"):
+        rules = _run("iptables", "-S", "FORWARD", check=False).stdout.splitlines()
+        left += [r for r in rules if " ito" in r]
     procs = _run("pgrep", "-a", "-f", f"{STATE_DIR}/", check=False).stdout.split("\n")
     return left + [p for p in procs if p.strip()]
