@@ -89,11 +89,14 @@ def test_a_real_change_is_found_and_identical_sessions_are_not(tmp_path):
     html = (work / "report/paper.html").read_text()
     assert "against session small" in html and "The study's definition differs" in html
 
-    # The same definition measured afresh: no cell may be called changed.
+    # The same definition measured afresh: no cell may be called changed at the regression job's
+    # 10 % (at 5 %, 4 of 84 cells of identical sessions were: README, bench_sessions.py).
     big_again = save(work, "big")
     for folder in ("raw", "parsed", "stats", "code"):
         shutil.rmtree(work / "results" / folder)
-    r = snakemake(work, "stats", config(200000, compare_with=[str(big_again)]), "again")
+    r = snakemake(
+        work, "stats", config(200000, compare_with=[str(big_again)], change_threshold=0.10), "again"
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     again = pd.read_csv(work / "results/stats/pairs/changes.tsv", sep="\t")
     means = again[again["quantity"] == "mean"]
