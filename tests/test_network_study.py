@@ -5,14 +5,14 @@ vSwitch bridge with a veth into a network namespace (the userspace datapath this
 
 import re
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from interference import studies
 from interference.config import ConfigError, validate
-from interference.runtimes import ovs
+from interference.runtimes import bridges, ovs
 from interference.studies.network import published
 from interference.studies.network.statistics import SAMPLE_COLUMNS, relative
 
@@ -111,7 +111,7 @@ def test_ovs_bridge_carries_traffic_and_goes_away():
         # host) must go through the switch, where FORWARD accepts them.
         ns = ["nsenter", "--target", str(sleeper.pid), "--net"]
         neigh = subprocess.run([*ns, "ip", "neigh", "show", switch.gateway()], capture_output=True, text=True)
-        bridge_mac = open(f"/sys/class/net/{switch.bridge}/address").read().strip()
+        bridge_mac = Path(f"/sys/class/net/{switch.bridge}/address").read_text().strip()
         assert bridge_mac in neigh.stdout, neigh.stdout
         rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True).stdout
         assert f"-i {switch.bridge} -j ACCEPT" in rules and f"-o {switch.bridge} -j ACCEPT" in rules
@@ -122,6 +122,54 @@ def test_ovs_bridge_carries_traffic_and_goes_away():
         sleeper.kill()
     assert any("ovs bridge" in r for r in removed)
     assert ovs.switches_left() == []
+
+
+def test_a_gateway_bridge_reaches_another_network_and_goes_away(tmp_path):
+    """The network study's "bridge" mode for LXC, VMs and nested children of a parent on the host
+    network: an entity on a Linux bridge with the host as gateway opens a TCP connection to a
+    server on another of this machine's networks (a veth into a second namespace: another host's
+    stand-in), through FORWARD and NAT; removing the bridge takes its rules."""
+    net = bridges.Bridges(tmp_path)
+    client = subprocess.Popen(["unshare", "--net", "sleep", "60"])
+    server_ns = subprocess.Popen(["unshare", "--net", "sleep", "60"])
+    ns = lambda p: ["nsenter", "--target", str(p.pid), "--net"]  # noqa: E731
+    ip = lambda *a: subprocess.run(["ip", *a], check=True, capture_output=True)  # noqa: E731
+    try:
+        state = net.create("gwtest", {"test": "gateway"}, gateway=True)
+        address, prefix, bridge = net.address_for("gwtest", "member")
+        ip("link", "add", "itgc0", "type", "veth", "peer", "name", "itgc1")
+        ip("link", "set", "itgc0", "master", bridge, "up")
+        ip("link", "set", "itgc1", "netns", str(client.pid))
+        ip("link", "add", "itgs0", "type", "veth", "peer", "name", "itgs1")
+        ip("addr", "add", "10.233.9.1/30", "dev", "itgs0")
+        ip("link", "set", "itgs0", "up")
+        ip("link", "set", "itgs1", "netns", str(server_ns.pid))
+        for p, dev, addr, gw in ((client, "itgc1", f"{address}/{prefix}", state["gateway"]),
+                                 (server_ns, "itgs1", "10.233.9.2/30", "10.233.9.1")):  # fmt: skip
+            subprocess.run([*ns(p), "ip", "addr", "add", addr, "dev", dev], check=True)
+            subprocess.run([*ns(p), "ip", "link", "set", dev, "up"], check=True)
+            subprocess.run([*ns(p), "ip", "route", "add", "default", "via", gw], check=True)
+        serve = (
+            "import socket; s=socket.create_server(('', 45872)); c, a = s.accept(); c.sendall(a[0].encode())"
+        )
+        server = subprocess.Popen([*ns(server_ns), "python3", "-c", serve])
+        try:
+            probe = "import socket,time; time.sleep(0.5); print(socket.create_connection(('10.233.9.2', 45872), 5).recv(64))"
+            r = subprocess.run(
+                [*ns(client), "python3", "-c", probe], capture_output=True, text=True, timeout=30
+            )
+            assert "10.233.9.1" in r.stdout, r.stderr  # the server saw the host's address: NAT
+        finally:
+            server.kill()
+    finally:
+        for dev in ("itgc0", "itgs0"):
+            subprocess.run(["ip", "link", "del", dev], capture_output=True)
+        for name in net.labelled("test", "gateway"):
+            net.remove(name)
+        client.kill()
+        server_ns.kill()
+    rules = subprocess.run(["iptables-save"], capture_output=True, text=True).stdout
+    assert bridges.bridge_name("gwtest") not in rules
 
 
 def render(tmp_path, rows, env=None):

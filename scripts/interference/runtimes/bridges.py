@@ -37,11 +37,17 @@ def bridge_name(network: str) -> str:
 def _iptables(action: str, bridge: str, nat_subnet: str | None = None) -> None:
     if shutil.which("iptables") is None:
         return
-    rule = ["FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"]
-    subprocess.run(["iptables", action, *rule], capture_output=True)
+    rules = [["FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"]]
     if nat_subnet:
-        nat = ["-t", "nat", action, "POSTROUTING", "-s", nat_subnet, "!", "-o", bridge, "-j", "MASQUERADE"]
-        subprocess.run(["iptables", *nat], capture_output=True)
+        # Out to other networks (another host: the network study's to-remote runs), and the
+        # replies back in; FORWARD's policy DROP stops both otherwise.
+        rules += [
+            ["FORWARD", "-i", bridge, "-j", "ACCEPT"],
+            ["FORWARD", "-o", bridge, "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT"],
+            ["POSTROUTING", "-t", "nat", "-s", nat_subnet, "!", "-o", bridge, "-j", "MASQUERADE"],
+        ]
+    for rule in rules:
+        subprocess.run(["iptables", action, *rule], capture_output=True)
 
 
 class Bridges:
