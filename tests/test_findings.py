@@ -264,6 +264,52 @@ def test_each_claim_holds_for_the_papers_own_cells():
     assert checked >= 15
 
 
+def test_each_network_claim_holds_for_the_papers_tables():
+    """The paper's own ratio (Tables II-V, transcribed) of each network finding lies in the claim's
+    range, and the scorecard shows it as the published value, citing its table."""
+    from interference.studies.network.findings import network_ratio, published_ratio
+
+    checked = 0
+    for e in sc.load_catalogue(CATALOGUE):
+        if e["check"] != "network_ratio":
+            continue
+        a = e["args"]
+        over = (a.get("over_runtime", a["runtime"]), a.get("over_mode", a["mode"]))
+        over = None if "over_runtime" not in a and "over_mode" not in a else over
+        value = published_ratio(a["metric"], a.get("direction", "to-host"), (a["runtime"], a["mode"]), over)
+        assert value is not None and v.Band.of(e["expect"]).contains(value), (e["id"], value)
+        checked += 1
+    assert checked >= 10
+
+    class Ctx:  # relative.tsv with bare metal and Docker's bridge across two hosts
+        env: dict = {}
+
+        def table(self, name):
+            cols = [
+                "runtime",
+                "direction",
+                "mode",
+                "metric",
+                "n",
+                "mean",
+                "sd",
+                "reference",
+                "ratio",
+                "ci_low",
+                "ci_high",
+            ]
+            ref = "host/to-remote/host"
+            return pd.DataFrame([("host", "to-remote", "host", "throughput", 5, 100, 1, ref, 1, 1, 1),
+                                 ("docker", "to-remote", "bridge", "throughput", 5, 80, 1, ref, 0.8, 0.78, 0.82)],
+                                columns=cols)  # fmt: skip
+
+    m = network_ratio(
+        Ctx(), {"runtime": "docker", "mode": "bridge", "metric": "throughput", "direction": "to-remote"}
+    )
+    assert m.estimate == 0.8 and m.published == pytest.approx(0.15451 / 0.14221)
+    assert "Tables IV and V" in m.published_from
+
+
 @pytest.fixture(scope="module")
 def report_stats(tmp_path_factory):
     return make_fixture(tmp_path_factory.mktemp("stats"), n_resamples=200)

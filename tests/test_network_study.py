@@ -181,10 +181,23 @@ def render(tmp_path, rows, env=None):
     from interference.studies.network.section import section
 
     (tmp_path / "network").mkdir(parents=True, exist_ok=True)
-    cols = ["host", "runtime", "direction", "mode", "metric", "n", "mean", "sd", "reference", "ratio"]
+    cols = [
+        "host",
+        "runtime",
+        "direction",
+        "mode",
+        "metric",
+        "n",
+        "mean",
+        "sd",
+        "reference",
+        "ratio",
+        "ci_low",
+        "ci_high",
+    ]
     pd.DataFrame(
         [
-            ("h", rt, d, m, metric, 5, mean, sd, "host/to-host/host", ratio)
+            ("h", rt, d, m, metric, 5, mean, sd, f"host/{d}/host", ratio, ratio * 0.9, ratio * 1.1)
             for rt, d, m, metric, mean, sd, ratio in rows
         ],
         columns=cols,
@@ -192,6 +205,14 @@ def render(tmp_path, rows, env=None):
     (tmp_path / "environment.json").write_text(json.dumps(env or {}))
     s = section(Document(tmp_path))
     return "\n".join(b.content for b in s.method()), "\n".join(b.content for b in s.verdicts())
+
+
+def figure_caption(tmp_path, rows) -> str:
+    from interference.report.document import Document
+    from interference.studies.network.section import section
+
+    render(tmp_path, rows)
+    return "\n".join(str(b.content) for b in section(Document(tmp_path)).figure())
 
 
 def rows_of(host_sd: float, bridge_latency: float):
@@ -203,6 +224,17 @@ def rows_of(host_sd: float, bridge_latency: float):
         ("docker", "to-host", "bridge", "latency", 20.0 * bridge_latency, 1.0, bridge_latency),
         ("vm", "to-host", "bridge", "throughput", 20.0, 1.0, 0.2),
     ]
+
+
+def test_the_figure_cites_the_tables_of_the_directions_it_shows(tmp_path):
+    local = rows_of(host_sd=2.0, bridge_latency=1.1)
+    remote = [("host", "to-remote", "host", "throughput", 90.0, 1.0, 1.0),
+              ("docker", "to-remote", "ovs", "throughput", 3.0, 0.1, 0.03)]  # fmt: skip
+    only_local = figure_caption(tmp_path / "a", local)
+    both = figure_caption(tmp_path / "b", local + remote)
+    assert "relative to host/to-host/host" in only_local and "(Tables II and III, over" in only_local
+    assert "same direction (host/to-host/host, host/to-remote/host)" in both
+    assert "(Tables II and III and Tables IV and V, over" in both
 
 
 def test_paper_ratios_are_computed_from_the_transcribed_tables():

@@ -11,6 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, LogLocator
 
 
 @dataclass
@@ -42,6 +43,10 @@ def ratio_panels(panels: dict[str, list[Ratio]], xlabel: str) -> Figure:
                 ax.plot(r.published, y, marker="D", ms=5, color="#222222", mfc="white", mew=1.2)
         ax.axvline(1, color="#222222", lw=1)
         ax.set_xscale("log")
+        # Plain numbers (0.1, 2, 5), not powers of ten: readers compare ratios near 1.
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.grid(True, axis="x", which="both", alpha=0.3)

@@ -8,6 +8,23 @@ import pandas as pd
 
 from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity, ratio_from_summaries
 from interference.report.environment import vm_acceleration
+from interference.studies.network import published
+
+METRIC_INDEX = {"throughput": 0, "latency": 1}  # of published.relative's pair; the paper has no other
+
+
+def published_ratio(metric: str, direction: str, a: tuple[str, str], over: tuple[str, str] | None):
+    """The paper's value of the same ratio (runtime, mode) over bare metal or over `over`, or None."""
+    if metric not in METRIC_INDEX:
+        return None
+    rel = [
+        published.relative(published.entity_of(rt), direction, mode)
+        for rt, mode in [a, *([over] if over else [])]
+    ]
+    if any(r is None for r in rel):
+        return None
+    values = [r[METRIC_INDEX[metric]] for r in rel]
+    return values[0] / values[1] if over else values[0]
 
 
 @quantity("ratio")
@@ -36,12 +53,16 @@ def network_ratio(ctx, args: dict):
         )
     if "vm" in (args["runtime"], over[0]) and (vm_acceleration(ctx.env) or ("",))[0] == "tcg":
         return Skip(NOT_TESTABLE, "the VM ran under TCG, an emulator: its network path is not a hypervisor's")
+    paper = published_ratio(args["metric"], direction, (args["runtime"], args["mode"]),
+                            None if relative_to_reference else over)  # fmt: skip
+    source = published.REMOTE_SOURCE if direction == "to-remote" else published.SOURCE
+    cite = {"published": paper, "published_from": source if paper is not None else ""}
     if relative_to_reference:
         return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {a['reference']}",
-                       float(a["ratio"]), float(a["ci_low"]), float(a["ci_high"]), int(a["n"]))  # fmt: skip
+                       float(a["ratio"]), float(a["ci_low"]), float(a["ci_high"]), int(a["n"]), **cite)  # fmt: skip
     est, low, high = ratio_from_summaries(a["mean"], a["sd"], a["n"], b["mean"], b["sd"], b["n"])
     return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {over[0]} ({over[1]})",
-                   est, low, high, int(min(a["n"], b["n"])))  # fmt: skip
+                   est, low, high, int(min(a["n"], b["n"])), **cite)  # fmt: skip
 
 
 CHECKS = {"network_ratio": network_ratio}

@@ -34,18 +34,29 @@ class Figure:
     def figure(self) -> list[Block]:
         if self.rel.empty:
             return [md("No network results (or no bare-metal host-to-host run to relate them to).")]
-        ref = self.rel["reference"].iloc[0]
+        refs = list(dict.fromkeys(self.rel["reference"]))
+        remote = self.rel["direction"].eq("to-remote")
+        tables = [
+            t
+            for t, shown in (("Tables II and III", (~remote).any()), ("Tables IV and V", remote.any()))
+            if shown
+        ]
         panels = {
             "throughput (higher: faster)": self._ratios("throughput", self.rel),
             "round-trip latency (lower: faster)": self._ratios("latency", self.rel),
         }
-        fig = ratio_panels(panels, f"× {ref}")
+        fig = ratio_panels(panels, f"× {refs[0]}" if len(refs) == 1 else "× bare metal (same direction)")
+        over = (
+            esc(refs[0])
+            if len(refs) == 1
+            else "bare metal's row of the same direction (" + esc(", ".join(refs)) + ")"
+        )
         return [
             self.doc.figure(
                 fig,
-                f"Throughput and latency of every runtime, direction and network mode relative to {esc(ref)} "
+                f"Throughput and latency of every runtime, direction and network mode relative to {over} "
                 "(runtime/direction/mode; log axis, 95 % bootstrap whiskers); diamonds: paper 001's ratio for "
-                "the same row (Tables II and III over their Host - Host row).",
+                f"the same row ({' and '.join(tables)}, over their Host - Host row).",
                 "Two panels of horizontal bars, throughput and latency ratios per row, with the paper's ratios "
                 "as diamonds.",
             )
