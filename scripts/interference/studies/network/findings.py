@@ -13,17 +13,28 @@ from interference.studies.network import published
 METRIC_INDEX = {"throughput": 0, "latency": 1}  # of published.relative's pair; the paper has no other
 
 
-def published_ratio(metric: str, direction: str, a: tuple[str, str], over: tuple[str, str] | None):
-    """The paper's value of the same ratio (runtime, mode) over bare metal or over `over`, or None."""
-    if metric not in METRIC_INDEX:
+def compared(args: dict) -> tuple[tuple[str, str], tuple[str, str] | None]:
+    """A finding's (runtime, mode), and what it is over: another (runtime, mode), or None for bare
+    metal's row of its direction."""
+    a = (args["runtime"], args["mode"])
+    if "over_runtime" not in args and "over_mode" not in args:
+        return a, None
+    return a, (args.get("over_runtime", a[0]), args.get("over_mode", a[1]))
+
+
+def published_ratio(args: dict) -> float | None:
+    """The paper's value of a finding's ratio (Tables II-V), or None where it has none."""
+    if args["metric"] not in METRIC_INDEX:
         return None
+    a, over = compared(args)
+    direction = args.get("direction", "to-host")
     rel = [
         published.relative(published.entity_of(rt), direction, mode)
         for rt, mode in [a, *([over] if over else [])]
     ]
     if any(r is None for r in rel):
         return None
-    values = [r[METRIC_INDEX[metric]] for r in rel]
+    values = [r[METRIC_INDEX[args["metric"]]] for r in rel]
     return values[0] / values[1] if over else values[0]
 
 
@@ -41,23 +52,21 @@ def network_ratio(ctx, args: dict):
         r = t[(t["runtime"] == runtime) & (t["mode"] == mode)]
         return r.iloc[0] if len(r) else None
 
-    a = row(args["runtime"], args["mode"])
-    over = (args.get("over_runtime", args["runtime"]), args.get("over_mode", args["mode"]))
-    relative_to_reference = "over_runtime" not in args and "over_mode" not in args
-    b = None if relative_to_reference else row(*over)
-    if a is None or (b is None and not relative_to_reference):
-        missing = [f"{rt} in mode {m}" for (rt, m), r in (((args["runtime"], args["mode"]), a), (over, b))
-                   if r is None and (rt, m) != ("", "")]  # fmt: skip
+    key, over = compared(args)
+    a = row(*key)
+    b = None if over is None else row(*over)
+    if a is None or (over is not None and b is None):
+        looked = [(key, a)] + ([(over, b)] if over else [])
+        missing = [f"{rt} in mode {m}" for (rt, m), r in looked if r is None]
         return Skip(
             NOT_RUN, f"these results have no {args['metric']} of {' or '.join(missing)} ({direction})"
         )
-    if "vm" in (args["runtime"], over[0]) and (vm_acceleration(ctx.env) or ("",))[0] == "tcg":
+    if "vm" in (key[0], (over or key)[0]) and (vm_acceleration(ctx.env) or ("",))[0] == "tcg":
         return Skip(NOT_TESTABLE, "the VM ran under TCG, an emulator: its network path is not a hypervisor's")
-    paper = published_ratio(args["metric"], direction, (args["runtime"], args["mode"]),
-                            None if relative_to_reference else over)  # fmt: skip
+    paper = published_ratio(args)
     source = published.REMOTE_SOURCE if direction == "to-remote" else published.SOURCE
     cite = {"published": paper, "published_from": source if paper is not None else ""}
-    if relative_to_reference:
+    if over is None:
         return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {a['reference']}",
                        float(a["ratio"]), float(a["ci_low"]), float(a["ci_high"]), int(a["n"]), **cite)  # fmt: skip
     est, low, high = ratio_from_summaries(a["mean"], a["sd"], a["n"], b["mean"], b["sd"], b["n"])
