@@ -16,6 +16,7 @@ import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, runtime_leftovers
 from interference.edge_node import EdgeNode
+from interference.loop import release
 from interference.slurm_local import DEFAULT_CONF, MUNGE_KEY, LocalCluster, images_for
 
 pytestmark = [
@@ -155,46 +156,66 @@ def labelled_on(edge: EdgeNode, running: bool = False) -> list[str]:
     return edge.exec("docker", "ps", "-aq", "--filter", "label=interference.run", *state).stdout.split()
 
 
+def start_snakemake(work: Path, env: dict, config: dict, *args: str) -> subprocess.Popen:
+    (work / "cluster.yaml").write_text(yaml.safe_dump(config))
+    return subprocess.Popen(
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(work), "--profile", str(REPO / "profiles/slurm"),
+         *args, "report/paper.html", "--configfile", str(work / "cluster.yaml")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def held_on(edge: EdgeNode, proc: subprocess.Popen, besides: list[str] = ()) -> str:
+    """The edge's held run's container (config hold: it waits for its release file, so it stays
+    running until the test acts: nothing here races the run)."""
+    deadline = time.time() + 600
+    while proc.poll() is None and time.time() < deadline:
+        held = [c for c in labelled_on(edge, running=True) if c not in besides]
+        if held:
+            return held[0]
+        time.sleep(0.5)
+    proc.kill()
+    pytest.fail("the edge's held run never started:\n" + proc.communicate()[0][-4000:])
+
+
 def test_a_node_lost_mid_study_fails_its_run_keeps_the_rest_and_the_same_command_resumes(cluster):
     env, edge, shared, local = cluster
     local.wait_ready(["fog", "edge"])  # both nodes take jobs before one is lost
     work = shared / "lost"
     work.mkdir()
-    # The edge's run lasts long enough to be cut inside an iteration (Linpack N = 2000: seconds
-    # each on its one core; at N = 400 a container lives 0.1 s and is easily missed).
-    edge_pairs = {"iterations": 4, "sizes": {"L": {"n": 2000}}}
-    config = {**CONFIG, "hosts": {"edge": {"studies": {"pairs": edge_pairs}}}}
-    (work / "cluster.yaml").write_text(yaml.safe_dump(config))
-    proc = subprocess.Popen(
-        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(work), "--profile", str(REPO / "profiles/slurm"),
-         "--keep-going", "report/paper.html", "--configfile", str(work / "cluster.yaml")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    # The edge's run holds in its first container until the test releases it (pairs.hold).
+    config = {**CONFIG, "hosts": {"edge": {"studies": {"pairs": {"hold": True, "sizes": {"L": {"n": 400}}}}}}}
+    edge_meta = work / "results/raw/edge/docker/pairs/case1/L/rep1/meta.json"
+    fog_meta = work / "results/raw/fog/docker/pairs/case1/L/rep1/meta.json"
+    proc = start_snakemake(work, env, config, "--keep-going")
     try:
-        deadline = time.time() + 600
-        while not labelled_on(edge, running=True) and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.5)
-        if not labelled_on(edge, running=True):
-            proc.kill()
-            pytest.fail("the edge's run never started:\n" + proc.communicate()[0][-4000:])
-        edge.lose()
+        held_on(edge, proc)
+        edge.lose()  # while its run's container is held mid-run
         out = proc.communicate(timeout=900)[0]
     finally:
         if proc.poll() is None:
             proc.kill()
         edge.start_slurmd()  # the node back, whatever happened (the next tests need it)
         local.wait_ready(["fog", "edge"])
-    edge_meta = work / "results/raw/edge/docker/pairs/case1/L/rep1/meta.json"
-    fog_meta = work / "results/raw/fog/docker/pairs/case1/L/rep1/meta.json"
     assert proc.returncode != 0 and "Error in rule run" in out, out[-3000:]
     assert f"output: {edge_meta.relative_to(work)}" in out.split("Error in rule run")[1], out[-3000:]
     assert fog_meta.exists() and not edge_meta.exists()  # the finished run of the other host is kept
-    assert labelled_on(edge)  # what the lost run left, until its host's next run
+    left = labelled_on(edge)
+    assert left  # what the lost run left, until its host's next run
     kept = fog_meta.stat().st_mtime
-    r = snakemake(work, env, "report/paper.html", config=config)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    proc = start_snakemake(work, env, config)  # the same command
+    try:
+        held_on(edge, proc, besides=left)  # the rerun, held: the leftover was reaped before it
+        assert not set(left) & set(labelled_on(edge))
+        release(edge_meta.parent)
+        out = proc.communicate(timeout=900)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, out[-3000:]
     meta = json.loads(edge_meta.read_text())
     assert meta["n_failed"] == 0 and meta["reaped_before"], meta.get("reaped_before")
+    assert meta["settings"]["hold"] is True
     assert fog_meta.stat().st_mtime == kept  # not rerun
     assert labelled_on(edge) == [] and leftover_containers() == []
     queue = subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True).stdout

@@ -18,6 +18,10 @@ RESULTS_IN_CONTAINER = "/results"  # where the run's raw folder is mounted in ev
 START_FILE = "start_at"
 START_MARGIN_S = 1.0  # from the last entity's start to the window's: every loop is waiting by then
 RELEASED_BY_FILE = f"@{RESULTS_IN_CONTAINER}/{START_FILE}"
+# A held run (a study's `hold`): its entities wait until someone writes this file into the run's
+# raw folder, so that a test or a person acts on a run at a point they choose, not a race.
+RELEASE_FILE = "release"
+HELD_BY_FILE = f"@{RESULTS_IN_CONTAINER}/{RELEASE_FILE}"
 
 
 def loop_command(
@@ -51,6 +55,23 @@ def move_window_end(outdir: Path, start_at: float, end: float) -> None:
     tmp = outdir / f"{START_FILE}.tmp"
     tmp.write_text(f"{start_at:.0f} {end:.0f}\n")
     tmp.rename(outdir / START_FILE)  # appears whole
+
+
+def release(outdir: Path) -> None:
+    """Let a held run go on (what a test or a person does; the loop reads START END from it)."""
+    tmp = outdir / f"{RELEASE_FILE}.tmp"
+    tmp.write_text("0 0\n")
+    tmp.rename(outdir / RELEASE_FILE)
+
+
+def wait_for_release(outdir: Path, seconds: float) -> bool:
+    """Hold a run on the host side until the release file appears (True) or `seconds` pass."""
+    deadline = time.time() + seconds
+    while not (outdir / RELEASE_FILE).exists():
+        if time.time() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def status_of(exit_code: int, seconds: float, timeout_s: float) -> str:

@@ -198,6 +198,7 @@ class PairsStudy(Study):
             "iteration_timeout_s": cfg["iteration_timeout_s"],
             "limits": copy.deepcopy(cfg["limits"]),
             "sizes": {m: self._sizes(cfg, m) for m in members},
+            **({"hold": True} if cfg.get("hold") else {}),  # absent otherwise: settings unchanged
         }
         # The stopping rules, only where configured: runs with fixed counts keep their settings.
         adaptive = cfg.get("adaptive", {})

@@ -18,11 +18,13 @@ from __future__ import annotations
 import time
 
 from interference.loop import (
+    HELD_BY_FILE,
     RELEASED_BY_FILE,
     RESULTS_IN_CONTAINER,
     loop_command,
     read_iterations,
     read_limits,
+    wait_for_release,
     write_start_file,
 )
 from interference.microservices import registry
@@ -113,8 +115,9 @@ class CaseRun:
         last = rule["max_iterations"] if rule else self.s["iterations"]
         for it in range(1, last + 1):
             name = self.ctx.name(f"{it:04d}")
+            start = HELD_BY_FILE if it == 1 and self.s.get("hold") else time.time()
             cmd = self.server_env(0) + loop_command(
-                ms_id, self.member_dir(0), it, time.time(), "count", 1, self.s["iteration_timeout_s"]
+                ms_id, self.member_dir(0), it, start, "count", 1, self.s["iteration_timeout_s"]
             )
             self.ctx.start(self.spec(name, ms_id, cmd, [ms_id], limits), "member1")
             self.ctx.wait_all([name], time.time() + self.s["iteration_timeout_s"] + WAIT_MARGIN_S)
@@ -166,6 +169,8 @@ class CaseRun:
                     self.spec(name, m, cmd, [m], limits_for(case, k, self.s["limits"])), f"member{k + 1}"
                 )
                 names.append(name)
+        if self.s.get("hold") and not wait_for_release(self.outdir, timeout_s):
+            self.ctx.events.append(f"held run not released within {timeout_s:g} s: went on")
         start_at, deadline = write_start_file(self.outdir, self.s["window_s"])
         if self.s.get("adaptive"):
             dirs = [self.outdir / self.member_dir(k) for k in range(len(self.members))]
