@@ -23,6 +23,7 @@ from interference.descriptive import CONFIDENCE, STAT_COLUMNS, describe, prepare
 from interference.descriptive import join as _join
 from interference.descriptive import valid as _valid
 from interference.resampling import relative_change, relative_change_ci
+from interference.variance_components import Components, mean_se, nested, ratio_ci
 
 BASELINE = "1"
 GROUP = ["host", "runtime", "case", "target", "partner", "metric"]
@@ -50,6 +51,9 @@ INTERFERENCE_COLUMNS = GROUP[:5] + [
     "ir_ci_low",
     "ir_ci_high",
     "ir_ci_method",
+    "ci_level",
+    "runs",
+    "baseline_runs",
     "reason",
 ]
 ANOVA_COLUMNS = FAMILY + ["method", "term", "df", "sum_sq", "F", "p", "partial_eta_sq", "shapiro_p", "note"]
@@ -70,6 +74,7 @@ _TEXT = set(GROUP + FAMILY) | {
     "higher_is_better",
     "ci_method",
     "ir_ci_method",
+    "ci_level",
     "reason",
     "note",
     "method",
@@ -136,6 +141,36 @@ def summarize(samples: pd.DataFrame) -> pd.DataFrame:
 # The IR is the shared relative change (resampling.py): the drift check and the comparison
 # with saved sessions use the same statistic and interval.
 ir_value = relative_change
+# Which levels an IR's interval covers (the column ci_level).
+RUNS_LEVEL = "runs and iterations"
+ITERATIONS_LEVEL = "iterations only"
+ONE_RUN = "one run per cell: the interval covers iterations only (run-to-run variation not measured)"
+BASE_KEY = ["host", "runtime", "target", "metric"]
+
+
+def components_by_target(valid: pd.DataFrame) -> dict[tuple, Components]:
+    """Variance components per host, runtime, target and metric, pooled over its cells (every
+    case and partner, baselines included), runs being repetitions (variance_components.nested)."""
+    return {
+        key: nested(g["value"], list(zip(g["case"], g["partner"])), g["repetition"])
+        for key, g in valid.groupby(BASE_KEY, sort=False)
+    }
+
+
+def runs_of(frame: pd.DataFrame) -> list[np.ndarray]:
+    """A group's values per run (repetition), each sorted: a resample (hence a CI) then depends on
+    the values, not on the row order."""
+    return [np.sort(g.to_numpy()) for _, g in frame.groupby("repetition", sort=True)["value"]]
+
+
+def ir_components_ci(x_runs: list, b_runs: list, higher: bool, c: Components) -> tuple[float, float]:
+    """The IR's 95 % CI from the variance components: each side's mean with its runs and their
+    iterations (mean_se), the ratio's interval on the log scale, t with the runs' degrees of freedom."""
+    mx, mb = np.concatenate(x_runs).mean(), np.concatenate(b_runs).mean()
+    se_x = mean_se(c, len(x_runs), np.mean([r.size for r in x_runs]))
+    se_b = mean_se(c, len(b_runs), np.mean([r.size for r in b_runs]))
+    low, high = ratio_ci(mx / mb, se_x, se_b, c.df_run)
+    return (low - 1, high - 1) if higher else (1 - high, 1 - low)
 
 
 def ir_bootstrap_ci(
@@ -148,21 +183,21 @@ def ir_bootstrap_ci(
 def interference_ratios(
     samples: pd.DataFrame, n_resamples: int = N_RESAMPLES, seed: int = SEED, jobs: int = 1
 ) -> pd.DataFrame:
-    """IR of every concurrent (case != 1) group against its case-1 baseline."""
+    """IR of every concurrent (case != 1) group against its case-1 baseline. Where the cells have
+    repeated runs, the CI covers runs and iterations (variance components pooled per target and
+    metric); with one run per cell, a bootstrap over iterations, which the row says."""
     df = _prepare(samples)
+    if "repetition" not in df:
+        df["repetition"] = 1
     conc = df[df["case"] != BASELINE]
     if conc.empty:
         return pd.DataFrame(columns=INTERFERENCE_COLUMNS)
     valid = _valid(df)
-    # Sorted: the resamples (hence the CI) then depend on the values, not on the row order.
-    values = {k: np.sort(g.to_numpy()) for k, g in valid.groupby(GROUP, sort=False)["value"]}
-    base_key = ["host", "runtime", "target", "metric"]
-    # The baseline pools the target's case-1 samples whatever their partner field says.
-    base_values = {
-        k: np.sort(g.to_numpy())
-        for k, g in valid[valid["case"] == BASELINE].groupby(base_key, sort=False)["value"]
-    }
-    base_seen = set(df.loc[df["case"] == BASELINE, base_key].itertuples(index=False, name=None))
+    comps = components_by_target(valid)
+    runs = {k: runs_of(g) for k, g in valid.groupby(GROUP, sort=False)}
+    # The baseline pools the target's case-1 runs whatever their partner field says.
+    base_runs = {k: runs_of(g) for k, g in valid[valid["case"] == BASELINE].groupby(BASE_KEY, sort=False)}
+    base_seen = set(df.loc[df["case"] == BASELINE, BASE_KEY].itertuples(index=False, name=None))
     groups = conc.groupby(GROUP, sort=True).agg(
         unit=("unit", "first"), higher_is_better=("higher_is_better", "first")
     )
@@ -170,8 +205,9 @@ def interference_ratios(
     for key, meta in groups.iterrows():
         host, runtime, case, target, partner, metric = key
         bkey = (host, runtime, target, metric)
-        x = values.get(key, np.empty(0))
-        b = base_values.get(bkey, np.empty(0))
+        xr, br = runs.get(key, []), base_runs.get(bkey, [])
+        x = np.concatenate(xr) if xr else np.empty(0)
+        b = np.concatenate(br) if br else np.empty(0)
         higher = bool(meta["higher_is_better"])
         row = dict(
             zip(GROUP, key),
@@ -185,8 +221,12 @@ def interference_ratios(
             ir_ci_low=np.nan,
             ir_ci_high=np.nan,
             ir_ci_method="",
+            ci_level="",
+            runs=len(xr),
+            baseline_runs=len(br),
             reason="",
         )
+        c = comps.get(bkey)
         if bkey not in base_seen:
             row["reason"] = "no baseline"
         elif b.size == 0:
@@ -197,16 +237,21 @@ def interference_ratios(
             row["reason"] = "baseline mean is 0: IR undefined"
         else:
             row["ir"] = ir_value(row["mean"], row["baseline_mean"], higher)
-            if x.size < 2 or b.size < 2:
+            if c is not None and c.df_run > 0 and np.isfinite(c.iteration) and min(x.size, b.size) >= 2:
+                low, high = ir_components_ci(xr, br, higher, c)
+                row.update(ir_ci_low=low, ir_ci_high=high, ir_ci_method=f"variance_components_t{c.df_run}",
+                           ci_level=RUNS_LEVEL)  # fmt: skip
+            elif x.size < 2 or b.size < 2:
                 row["reason"] = f"fewer than 2 samples (n={x.size}, baseline_n={b.size}): no CI"
             else:
                 boot.append((x, b, higher, n_resamples, seed, key))
                 boot_rows.append(row)
         rows.append(row)
     for row, (lo, hi, method, reason) in zip(boot_rows, _map(ir_bootstrap_ci, boot, jobs)):
+        notes = [reason, ONE_RUN]
         if min(row["n"], row["baseline_n"]) < SMALL_N:
-            reason = _join(
-                [reason, f"fewer than {SMALL_N} samples on a side: bootstrap CI may be too narrow"]
-            )
-        row.update(ir_ci_low=lo, ir_ci_high=hi, ir_ci_method=method, reason=reason)
+            notes.append(f"fewer than {SMALL_N} samples on a side: bootstrap CI may be too narrow")
+        row.update(
+            ir_ci_low=lo, ir_ci_high=hi, ir_ci_method=method, ci_level=ITERATIONS_LEVEL, reason=_join(notes)
+        )
     return pd.DataFrame(rows, columns=INTERFERENCE_COLUMNS)

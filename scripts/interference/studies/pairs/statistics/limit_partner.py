@@ -24,8 +24,11 @@ from interference.studies.pairs.statistics import (
     SEED,
     _map,
     _prepare,
+    components_by_target,
     ir_bootstrap_ci,
+    ir_components_ci,
     ir_value,
+    runs_of,
 )
 
 EFFECTS = ("total", "limit", "partner")
@@ -44,11 +47,14 @@ COLUMNS = [
 
 def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
     df = _prepare(samples)
+    if "repetition" not in df:
+        df["repetition"] = 1
     valid = _valid(df)
-    values = {k: np.sort(g.to_numpy()) for k, g in valid.groupby(GROUP, sort=False)["value"]}
+    comps = components_by_target(valid)
+    values = {k: runs_of(g) for k, g in valid.groupby(GROUP, sort=False)}
     alone = ["host", "runtime", "target", "metric"]
     by_case = {
-        case: {k: np.sort(g.to_numpy()) for k, g in valid[valid["case"] == case].groupby(alone)["value"]}
+        case: {k: runs_of(g) for k, g in valid[valid["case"] == case].groupby(alone)}
         for case in (BASELINE, UNLIMITED)
     }
     conc = df[df["case"].isin(CONCURRENT_CASES)]
@@ -56,17 +62,18 @@ def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
     rows, tasks, slots = [], [], []
     for key, meta in groups.iterrows():
         host, runtime, case, target, partner, metric = key
-        x = values.get(key, np.empty(0))
-        base = by_case[BASELINE].get((host, runtime, target, metric), np.empty(0))
-        free = by_case[UNLIMITED].get((host, runtime, target, metric), np.empty(0))
+        x = values.get(key, [])
+        base = by_case[BASELINE].get((host, runtime, target, metric), [])
+        free = by_case[UNLIMITED].get((host, runtime, target, metric), [])
+        comp = comps.get((host, runtime, target, metric))
         higher = bool(meta["higher"])
         row = dict(
             zip(GROUP, key),
             unit=meta["unit"],
             higher_is_better=higher,
-            n=x.size,
-            baseline_n=base.size,
-            unlimited_n=free.size,
+            n=sum(r.size for r in x),
+            baseline_n=sum(r.size for r in base),
+            unlimited_n=sum(r.size for r in free),
             reason="",
         )
         row.update({f"{e}_{c}": np.nan for e in EFFECTS for c in ("ir", "ci_low", "ci_high")})
@@ -75,7 +82,7 @@ def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
         wanted = [("total", x, base)]
         if case in UNLIMITED_CASES:
             row["partner_baseline"] = UNLIMITED
-            if free.size:
+            if free:
                 wanted += [("limit", free, base), ("partner", x, free)]
             else:
                 reasons.append(
@@ -84,13 +91,19 @@ def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
         else:
             row["partner_baseline"] = BASELINE
             wanted.append(("partner", x, base))
-        for effect, a, b in wanted:
+        for effect, a_runs, b_runs in wanted:
+            a = np.concatenate(a_runs) if a_runs else np.empty(0)
+            b = np.concatenate(b_runs) if b_runs else np.empty(0)
             if a.size == 0 or b.size == 0 or b.mean() == 0:
                 reasons.append(f"{effect}: no valid samples on a side")
                 continue
             row[f"{effect}_ir"] = ir_value(a.mean(), b.mean(), higher)
-            if min(a.size, b.size) >= 2:
-                tasks.append((a, b, higher, N_RESAMPLES, SEED, (*key, effect)))
+            if comp is not None and comp.df_run > 0 and min(a.size, b.size) >= 2:
+                row[f"{effect}_ci_low"], row[f"{effect}_ci_high"] = ir_components_ci(
+                    a_runs, b_runs, higher, comp
+                )
+            elif min(a.size, b.size) >= 2:
+                tasks.append((np.sort(a), np.sort(b), higher, N_RESAMPLES, SEED, (*key, effect)))
                 slots.append((row, effect))
             else:
                 reasons.append(f"{effect}: fewer than 2 samples on a side, no CI")
