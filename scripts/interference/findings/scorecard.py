@@ -21,18 +21,19 @@ import yaml
 
 from interference import studies
 from interference.findings import section
-from interference.findings.verdict import NOT_RUN, Band, Measure, Skip, judge
+from interference.findings.claims import MOST, QUANTIFIERS, judge_claim
+from interference.findings.verdict import NOT_RUN, Band, Measure, Skip
 from interference.report.load import StatsDir
 
 COLUMNS = [
-    "id", "paper", "source", "claim", "study", "check", "quantity", "expect_low", "expect_high",
-    "published", "published_from", "ours", "ci_low", "ci_high", "what", "n", "cells",
-    "verdict", "reason", "evidence", "config",
+    "id", "paper", "source", "claim", "study", "check", "quantifier", "quantity", "expect_low",
+    "expect_high", "published", "published_from", "ours", "ci_low", "ci_high", "what", "n", "cells",
+    "tau2", "i2", "pred_low", "pred_high", "verdict", "reason", "holds_in", "settle", "evidence", "config",
 ]  # fmt: skip
 
 ENTRY = {
     "type": "object",
-    "required": ["id", "paper", "source", "claim", "study", "check", "expect"],
+    "required": ["id", "paper", "source", "claim", "study", "check", "quantifier", "expect"],
     "additionalProperties": False,
     "properties": {
         "id": {"type": "string", "pattern": "^[0-9]{3}-[0-9]+$"},
@@ -41,6 +42,7 @@ ENTRY = {
         "claim": {"type": "string"},
         "study": {"type": "string"},
         "check": {"type": "string"},
+        "quantifier": {"enum": list(QUANTIFIERS)},
         "args": {"type": "object"},
         "expect": {
             "oneOf": [
@@ -111,7 +113,7 @@ def score_one(entry: dict, ctx: Context | None) -> dict:
     band = Band.of(entry["expect"])
     check = studies.get(entry["study"]).checks()[entry["check"]]
     row = {
-        **{k: entry[k] for k in ("id", "paper", "source", "claim", "study", "check")},
+        **{k: entry[k] for k in ("id", "paper", "source", "claim", "study", "check", "quantifier")},
         "quantity": getattr(check, "quantity", "ir"),
         "expect_low": band.low,
         "expect_high": band.high,
@@ -127,19 +129,26 @@ def score_one(entry: dict, ctx: Context | None) -> dict:
     if isinstance(result, Skip):
         return {**row, "verdict": result.verdict, "reason": result.why}
     m: Measure = result
-    verdict, reason = judge(m, band, lambda x: section.value(x, row["quantity"]))
+    j = judge_claim(m, band, entry["quantifier"], lambda x: section.value(x, row["quantity"]))
     if row["published"] is None and m.published is not None:
         row["published"], row["published_from"] = m.published, m.published_from
+    shown = j.shown or m
+    if entry["quantifier"] == MOST:  # ours is then the share of cells inside the range
+        row.update(quantity="share", expect_low=0.5, expect_high=1.0, published=None, published_from="")
+    p = m.pooled
     return {
         **row,
-        "ours": m.estimate,
-        "ci_low": m.low,
-        "ci_high": m.high,
-        "what": m.what,
+        "ours": shown.estimate,
+        "ci_low": shown.low,
+        "ci_high": shown.high,
+        "what": shown.what,
         "n": m.n,
         "cells": m.cells,
-        "verdict": verdict,
-        "reason": reason,
+        **({"tau2": p.tau2, "i2": p.i2, "pred_low": p.pred_low, "pred_high": p.pred_high} if p else {}),
+        "verdict": j.verdict,
+        "reason": j.reason,
+        "holds_in": j.holds_in,
+        "settle": j.settle,
         "evidence": "; ".join(m.evidence),
         # The config that runs it is named only where this one does not.
         "config": "",

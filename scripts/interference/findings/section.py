@@ -1,6 +1,7 @@
 """The report's Findings section, first in the paper: the scorecard (results/stats/findings.tsv)
-as counts per paper, the direction agreement and one row per finding with the paper's figure,
-ours with its 95 % CI, the verdict and why. Every sentence is computed from the scorecard."""
+as counts per paper, one row per finding with the paper's figure, ours with its 95 % CI, the
+verdict, the cells it holds in and why; then our fidelity to the papers' directions (each study's
+fidelity.tsv, not a finding). Every sentence is computed from those tables."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from interference.report.blocks import Block, md
 from interference.report.format import and_list, esc, is_num, num, pct, plural
 from interference.report.load import read_tsv
 
-NUMERIC = ["expect_low", "expect_high", "published", "ours", "ci_low", "ci_high", "n", "cells"]
+NUMERIC = ["expect_low", "expect_high", "published", "ours", "ci_low", "ci_high", "n", "cells", "tau2", "i2",
+           "pred_low", "pred_high"]  # fmt: skip
+FIDELITY_NUMERIC = ["pairings", "agree", "share", "ci_low", "ci_high"]
 PAPERS = ("000", "001", "002", "003", "004")
 VERDICT_CLASS = {
     v.REPRODUCED: "agree-cell",
@@ -55,9 +58,20 @@ def ours(r) -> str:
 
 
 def why(r) -> tuple[str, str]:
-    """The Why cell (HTML): what was measured and the verdict's reason; the evidence from our
-    data folded under it; the config that runs a finding not run here."""
+    """The Why cell (HTML): what was measured, the verdict's reason, the cells it holds in, the
+    heterogeneity of a pooled mean and what would settle an open one; the evidence from our data
+    folded under it; the config that runs a finding not run here."""
     parts = [esc(p) for p in (r["what"], r["reason"]) if p]
+    if r.get("holds_in"):
+        parts.append(f"holds in {esc(r['holds_in'])}")
+    if is_num(r.get("tau2")) and r["cells"] > 1:
+        het = f"heterogeneity τ² = {num(r['tau2'], 4)}, I² = {pct(r['i2'], 0, sign=False)}"
+        if is_num(r.get("pred_low")):
+            het += (f", 95 % prediction interval for a new cell [{value(r['pred_low'], r['quantity'])}, "
+                    f"{value(r['pred_high'], r['quantity'])}]")  # fmt: skip
+        parts.append(het)
+    if r.get("settle"):
+        parts.append(f"to settle it: {esc(r['settle'])}")
     if r["verdict"] == v.NOT_RUN and r["config"]:
         parts.append(f"run <code>{esc(r['config'])}</code>")
     text = "; ".join(parts)
@@ -81,24 +95,32 @@ def lead(df: pd.DataFrame) -> str:
         f"This run scores {plural(len(df), 'published finding')} of {plural(len(papers), 'paper')} "
         f"({and_list(papers)}): {and_list(parts)}. A finding is a claim of a paper's abstract, "
         f"conclusions or results, turned into a range its quantity must lie in (the column "
-        f"“claim's range”). It is *{v.REPRODUCED}* when our 95 % confidence interval lies wholly inside "
-        f"that range and *{v.NOT_REPRODUCED}* when it lies wholly outside; otherwise, or with fewer "
-        f"than {v.MIN_SAMPLES} samples on a side of a comparison or fewer than {v.MIN_CELLS} cells in "
-        f"a mean over cells, it is *{v.INCONCLUSIVE}*. The table is results/stats/findings.tsv."
+        f"“claim's range”) and read with the paper's own quantifier: *every* cell (one cell whose "
+        f"95 % confidence interval lies outside the range refutes it), the *mean* (a random-effects "
+        f"mean of the cells, each with its own variance), *most* cells (more than half conclusively "
+        f"inside), *some* cell (the best one, its interval widened for the choice) or *about* a "
+        f"figure. It is *{v.REPRODUCED}* or *{v.NOT_REPRODUCED}* when the intervals decide, else "
+        f"*{v.INCONCLUSIVE}* (also with fewer than {v.MIN_SAMPLES} samples on a side), and then says "
+        f"whether more samples would settle it. The table is results/stats/findings.tsv."
     )
 
 
-def agreement(df: pd.DataFrame) -> list[str]:
-    """A sentence per direction-agreement finding (the fidelity of the IR cells)."""
+def fidelity(stats_dir) -> list[str]:
+    """Our fidelity target, not a finding: its rule, then a sentence per paper of each study's
+    fidelity.tsv (empty without one)."""
     out = []
-    for r in df[(df["quantity"] == "share") & df["ours"].notna()].itertuples(index=False):
-        out.append(
-            f"Paper {r.paper}, {esc(r.source)} ({esc(r.id)}): {esc(r.what)}, {value(r.ours, 'share')} "
-            f"[{value(r.ci_low, 'share')}, {value(r.ci_high, 'share')}], against a target of at least "
-            f"{value(r.expect_low, 'share')} ({r.verdict})"
-            + (f"; {esc(r.evidence)}" if r.evidence else "")
-            + "."
-        )
+    for path in sorted(stats_dir.glob("*/fidelity.tsv")):
+        table = read_tsv(path, numeric=FIDELITY_NUMERIC)
+        if len(table) and not out:
+            out.append(f"One rule for the whole report: a {esc(table['rule'].iloc[0])}.")
+        for r in table.itertuples(index=False):
+            others = r.disagreements if isinstance(r.disagreements, str) else ""
+            out.append(
+                f"Paper {r.paper}: {int(r.agree)} of {plural(int(r.pairings), 'pairing')} in the paper's "
+                f"direction, {value(r.share, 'share')} [{value(r.ci_low, 'share')}, {value(r.ci_high, 'share')}]"
+                + (f"; the others: {esc(others)}" if others else "")
+                + "."
+            )
     return out
 
 
@@ -121,9 +143,10 @@ def blocks(doc) -> list[Block]:
             "Findings per paper and verdict (results/stats/findings.tsv).",
         )
     )
-    sentences = agreement(df)
+    sentences = fidelity(doc.stats_dir)
     if sentences:
-        out.append(md("**Direction of the interference ratios.** " + " ".join(sentences)))
+        out.append(md("**Our fidelity to the papers' directions** (our own target, not a finding). "
+                      + " ".join(sentences)))  # fmt: skip
     rows = [
         [
             ("html", f'{esc(r["id"])}<br><span class="muted">{esc(r["source"])}</span>'),

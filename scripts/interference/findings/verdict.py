@@ -1,13 +1,13 @@
 """What a finding's measurement says about its claim: one rule for every finding.
 
-A claim is a band the quantity must lie in (below a threshold, above one, between two). The
-verdict needs enough data:
+A claim is a band the quantity must lie in (below a threshold, above one, between two). One
+interval's verdict needs enough data:
   reproduced       the 95 % CI lies wholly inside the band;
   not reproduced   the CI lies wholly outside it;
-  inconclusive     the CI straddles an edge, the samples per side are fewer than MIN_SAMPLES, or
-                   there are fewer cells than MIN_CELLS for a measure over cells;
-each with the reason and what would settle it. The statistics here are for measures the
-statistics tables do not hold (means over cells, ratios of two summaries)."""
+  inconclusive     the CI straddles an edge, or the samples per side are fewer than MIN_SAMPLES;
+each with the reason. How a claim over several cells is read (every, mean, most, some, about) is
+findings.claims; how cells are pooled, findings.pooling. The statistics here are for measures
+the statistics tables do not hold (ratios of two summaries, shares)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from scipy import stats
 from interference.descriptive import CONFIDENCE
 
 MIN_SAMPLES = 5  # per side of a comparison (the papers' own iterations were 5 to 30)
-MIN_CELLS = 3  # a mean over cells: two give a t interval with one degree of freedom
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -61,13 +60,24 @@ class Band:
         return self.low <= x <= self.high
 
 
+@dataclass(frozen=True)
+class CellEstimate:
+    """One cell of a measure over cells: what it is, its estimate and 95 % CI."""
+
+    label: str
+    estimate: float
+    low: float
+    high: float
+
+
 @dataclass
 class Measure:
     """Our value of a finding's quantity, its 95 % CI and how much data it rests on.
 
     what: the quantity in words ("mean IR of L beside S and B over 6 cells"); n: the fewest
     samples on a side of any comparison in it; cells: how many cells a mean over cells has (1:
-    one comparison); published: the paper's value of the same quantity where its tables give it."""
+    one comparison); published: the paper's value of the same quantity where its tables give it;
+    by_cell: the cells a pooled measure is made of; pooled: its heterogeneity (findings.pooling)."""
 
     what: str
     estimate: float
@@ -78,6 +88,8 @@ class Measure:
     published: float | None = None
     published_from: str = ""
     evidence: list[str] = field(default_factory=list)
+    by_cell: tuple[CellEstimate, ...] = ()
+    pooled: object | None = None
 
 
 @dataclass
@@ -95,8 +107,6 @@ def judge(m: Measure, band: Band, show=lambda x: f"{x:g}") -> tuple[str, str]:
             INCONCLUSIVE,
             f"too few samples: {m.n} on a side, needs at least {MIN_SAMPLES} (more iterations or longer windows)",
         )
-    if 1 < m.cells < MIN_CELLS:
-        return INCONCLUSIVE, f"too few cells: {m.cells}, needs at least {MIN_CELLS}"
     if not (np.isfinite(m.low) and np.isfinite(m.high)):
         return INCONCLUSIVE, "no confidence interval could be computed"
     inside = band.contains(m.low) and band.contains(m.high)
@@ -109,25 +119,6 @@ def judge(m: Measure, band: Band, show=lambda x: f"{x:g}") -> tuple[str, str]:
     return INCONCLUSIVE, (
         f"the 95 % CI straddles the threshold {show(edge)}: needs more samples or a larger workload to narrow it"
     )
-
-
-def mean_over_cells(values, lows, highs) -> tuple[float, float, float]:
-    """Mean of per-cell estimates with a 95 % t interval over the cells (cells as the units);
-    one cell: its own estimate and CI."""
-    v = np.asarray(values, float)
-    if v.size == 1:
-        return float(v[0]), float(lows[0]), float(highs[0])
-    mean, se = v.mean(), v.std(ddof=1) / math.sqrt(v.size)
-    half = stats.t.ppf(0.5 + CONFIDENCE / 2, v.size - 1) * se
-    return float(mean), float(mean - half), float(mean + half)
-
-
-def difference_of_groups(a, b) -> tuple[float, float, float]:
-    """mean(a) - mean(b) of two sets of cell estimates, Welch's 95 % interval."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    res = stats.ttest_ind(a, b, equal_var=False)
-    ci = res.confidence_interval(CONFIDENCE)
-    return float(a.mean() - b.mean()), float(ci.low), float(ci.high)
 
 
 def ratio_from_summaries(m1, sd1, n1, m2, sd2, n2) -> tuple[float, float, float]:

@@ -66,6 +66,8 @@ class PairsStudy(Study):
         "published": Table(
             "statistics.tables:published", needs=("summary", "interference"), files=PUBLISHED_FILES
         ),
+        # Our own fidelity target: the share of the papers' pairings whose direction we have.
+        "fidelity": Table("statistics.tables:fidelity", needs=("published",)),
         # Two or more hosts (results imported from another machine); empty with one.
         "hosts": Table("statistics.tables:hosts"),
         "host_anova": Table("statistics.tables:host_anova"),

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.findings.verdict import NOT_RUN, Measure, Skip, mean_over_cells, quantity
+from interference.findings.pooling import pool
+from interference.findings.verdict import NOT_RUN, CellEstimate, Measure, Skip, quantity
 
 
 @quantity("ratio")
@@ -22,10 +23,13 @@ def pingpong_ratio(ctx, args: dict):
     size = args.get("size", "all")
     if size != "all":
         t = t.iloc[[0]] if size == "smallest" else t.iloc[[-1]]
-    est, low, high = mean_over_cells(t["ratio"], t["ci_low"].to_numpy(), t["ci_high"].to_numpy())
-    sizes = ", ".join(f"{int(m):,} B" for m in t["message_bytes"])
-    what = f"transfer rate of {args['layer']} over {args['baseline']} (m = {sizes}{'; mean' if len(t) > 1 else ''})"
-    return Measure(what, est, low, high, int(t["n"].min()), len(t))
+    by_cell = tuple(
+        CellEstimate(f"m = {int(m):,} B", r, lo, hi) for m, r, lo, hi in t[["message_bytes", "ratio", "ci_low", "ci_high"]].itertuples(index=False)
+    )  # fmt: skip
+    p = pool(by_cell)
+    sizes = ", ".join(c.label.removeprefix("m = ") for c in by_cell)
+    what = f"transfer rate of {args['layer']} over {args['baseline']} (m = {sizes}{'; random-effects mean' if len(t) > 1 else ''})"
+    return Measure(what, p.estimate, p.low, p.high, int(t["n"].min()), len(t), by_cell=by_cell, pooled=p)
 
 
 CHECKS = {"pingpong_ratio": pingpong_ratio}

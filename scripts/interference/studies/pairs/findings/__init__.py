@@ -13,9 +13,7 @@ baseline, a CPU-spinning control partner.
 from __future__ import annotations
 
 from interference.studies.pairs.findings.checks import (
-    best_cell,
     contrast,
-    direction_agreement,
     limit_effect,
     mean_ir,
     partner_contrast,
@@ -29,8 +27,6 @@ CHECKS = {
     "mean_ir": mean_ir,
     "contrast": contrast,
     "same_vs_mixed": same_vs_mixed,
-    "best_cell": best_cell,
-    "direction_agreement": direction_agreement,
     "partner_contrast": partner_contrast,
     "limit_effect": limit_effect,
 }

@@ -18,17 +18,22 @@ def _papers_irs(published_dir: Path) -> pd.DataFrame:
     return published_ir(*(read_published(published_dir, n) for n in ("interference_ratios", "means")))
 
 
-def _published_mean(ctx, args: dict) -> tuple[float | None, str]:
-    """The paper's own value of the same mean (its printed, computed or stated IRs)."""
+def published_cells(published_dir: Path, args: dict) -> pd.Series:
+    """The paper's own IR cells a finding's args pick, one per case, target and partner (as ours:
+    a target's metrics averaged per pairing and case); empty without `paper` in args."""
     paper = args.get("paper")
     if not paper:
-        return None, ""
-    p = _papers_irs(Path(ctx.published_dir))
+        return pd.Series(dtype=float)
+    p = _papers_irs(Path(published_dir))
     p = _select(p[p["paper"] == paper], args)
-    if p.empty:
+    return p.groupby(["case", "target", "partner"])["ir"].mean()
+
+
+def _published_mean(ctx, args: dict) -> tuple[float | None, str]:
+    """The paper's own value of the same mean (its printed, computed or stated IRs)."""
+    per_pair = published_cells(ctx.published_dir, args)
+    if per_pair.empty:
         return None, ""
-    # As ours: a target's metrics averaged per pairing and case first.
-    per_pair = p.groupby(["case", "target", "partner"])["ir"].mean()
     n = len(per_pair)
     return float(
         per_pair.mean()

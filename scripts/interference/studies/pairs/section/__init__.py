@@ -21,7 +21,7 @@ the text states."""
 from __future__ import annotations
 
 from interference.report.blocks import Block, md
-from interference.report.format import and_list, pct, plural
+from interference.report.format import and_list, esc, pct, plural
 from interference.report.format import signed as ir_str
 from interference.studies.pairs.section.comparison import Comparison
 from interference.studies.pairs.section.contention import Contention
@@ -66,21 +66,26 @@ class PairsSection:
                 f"{int(s['n'].sum())} samples in {len(s)} case × target × partner × metric groups."
             )
         ]
-        comp = self.comparison.published_irs()
-        if len(comp):
-            agree = int(comp["direction_agrees"].sum())
+        fid = data.fidelity
+        if len(fid):
+            n, agree = int(fid["pairings"].sum()), int(fid["agree"].sum())
+            per = and_list(
+                f"paper {r.paper}: {r.agree} of {r.pairings}, {pct(r.share, 0, sign=False)} "
+                f"[{pct(r.ci_low, 0, sign=False)}, {pct(r.ci_high, 0, sign=False)}]"
+                for r in fid.itertuples(index=False)
+            )
             blocks.append(
                 md(
-                    f"Of the papers' {plural(len(comp), 'published interference ratio')} for combinations measured "
-                    f"here, **{agree} ({pct(agree / len(comp), 0, sign=False)}) have the same direction on "
-                    f"this machine** (see *Comparison with the published results*)."
+                    f"Of the papers' {plural(n, 'published pairing')} measured here, **{agree} "
+                    f"({pct(agree / n, 0, sign=False)}) have the same direction on this machine** ({per}; a "
+                    f"{esc(fid['rule'].iloc[0])}; see *Comparison with the published results*)."
                 )
             )
         else:
             blocks.append(
                 md(
-                    "No published values were available to compare with (report/published/ is empty), so "
-                    "this report shows this machine's results alone."
+                    "No published interference ratio is of a pairing measured here, so this report's results "
+                    "stand alone."
                 )
             )
         worst = data.ir.dropna(subset=["ir"]).sort_values("ir").head(1)

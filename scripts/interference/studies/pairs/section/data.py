@@ -82,6 +82,7 @@ class PairsData:
         self.runs = st.table(STUDY, "runs", RUNS_NUMERIC)
         path = st.path(STUDY, "published")
         self.published = published.read(path) if path.exists() else pd.DataFrame(columns=published.COLUMNS)
+        self.fidelity = st.table(STUDY, "fidelity", ["pairings", "agree", "share", "ci_low", "ci_high"])
 
     # -- numbering through the document ------------------------------------------------------
     def table(self, columns, rows, caption, **kw) -> Block:

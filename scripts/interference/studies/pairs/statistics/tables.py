@@ -15,6 +15,7 @@ from interference.studies.pairs.statistics import (
     summarize,
 )
 from interference.studies.pairs.statistics import interference_ratios as _interference_ratios
+from interference.studies.pairs.statistics.fidelity import fidelity  # noqa: F401
 from interference.studies.pairs.statistics.published import comparison as published  # noqa: F401
 
 
