@@ -25,6 +25,7 @@ from interference.studies.pairs import statistics
 from interference.studies.pairs.statistics import (
     iteration_telemetry,
     drift,
+    fidelity,
     published,
     runtime_ratios,
     hypothesis_tests,
@@ -321,6 +322,7 @@ def make_fixture(
     inputs = {"summary": pairs / "summary.tsv", "interference": pairs / "interference.tsv"}
     pub = published_dir or Path(__file__).resolve().parent / "fixtures" / "published"
     write(published.comparison(inputs, 1, published_dir=pub), pairs / "published.tsv")
+    write(fidelity.fidelity({"published": pairs / "published.tsv"}), pairs / "fidelity.tsv")
     # The scorecard of the papers' findings, as the findings rule makes it.
     catalogue = scorecard.load_catalogue(
         Path(__file__).resolve().parents[1] / "report/published/findings.yaml"

@@ -334,3 +334,42 @@ def test_the_whole_catalogue_scores_on_the_report_fixture(report_stats):
     assert set(card["verdict"]) <= set(v.VERDICTS) and card["verdict"].notna().all()
     scored = card[card["verdict"].isin([v.REPRODUCED, v.NOT_REPRODUCED, v.INCONCLUSIVE])]
     assert len(scored) >= 10 and (scored["ours"] != "").all()
+
+
+# -- our fidelity target -------------------------------------------------------------------------
+
+
+def test_fidelity_counts_a_pairing_once_and_the_abstract_and_findings_say_the_same(tmp_path):
+    """Three pairings of paper 000: L beside S with two metrics that the pairing averages (paper
+    +10 % and +20 %, ours +5 % and -1 %: +15 % against +2 %, both gains), S beside L (paper -8 %,
+    ours +1 %: a loss against none), B beside L (paper +1 %, ours -1 %: both none). 2 of 3 agree;
+    Wilson's interval by its formula. The report's abstract and Findings section give that count."""
+    from interference.studies.pairs.statistics.fidelity import fidelity_table
+
+    def row(case, target, partner, metric, paper_ir, ir):
+        return {"comparison": "ir", "paper": "000", "host": "h", "runtime": "docker", "case": case,
+                "target": target, "partner": partner, "metric": metric, "paper_ir": paper_ir, "ir": ir}  # fmt: skip
+
+    pub = pd.DataFrame([
+        row("2", "L", "S", "a", 0.10, 0.05), row("2", "L", "S", "b", 0.20, -0.01),
+        row("2", "S", "L", "a", -0.08, 0.01), row("2", "B", "L", "a", 0.01, -0.01),
+    ])  # fmt: skip
+    t = fidelity_table(pub).iloc[0]
+    z = stats.norm.ppf(0.975)
+    p = 2 / 3
+    centre, half = (2 + z * z / 2) / (3 + z * z), z * math.sqrt(3 * p * (1 - p) + z * z / 4) / (3 + z * z)
+    assert (t["pairings"], t["agree"]) == (3, 2)
+    assert (t["ci_low"], t["ci_high"]) == pytest.approx((centre - half, centre + half))
+    assert "S beside L: paper -8.0%, ours +1.0%" in t["disagreements"]
+    # On the report fixture, the abstract's count is the Findings section's.
+    made = make_fixture(tmp_path / "stats")
+    fid = pd.read_csv(made / "pairs/fidelity.tsv", sep="\t", dtype={"paper": str})
+    doc = Document(made, PUBLISHED, "test", "pairs")
+    findings_text = " ".join(str(b.content) for b in section.blocks(doc))
+    from interference.studies.pairs.section import abstract
+
+    abstract_text = " ".join(str(b.content) for b in abstract(doc))
+    n, agree = int(fid["pairings"].sum()), int(fid["agree"].sum())
+    assert f"**{agree} (" in abstract_text and f"{n} published pairings" in abstract_text
+    for r in fid.itertuples(index=False):
+        assert f"Paper {r.paper}: {r.agree} of {r.pairings} pairings" in findings_text
