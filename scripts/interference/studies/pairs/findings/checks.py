@@ -10,21 +10,17 @@ import pandas as pd
 
 from interference.findings.pooling import difference, pool
 from interference.findings.verdict import (
-    MIN_SAMPLES,
     NOT_RUN,
     CellEstimate,
     Measure,
     Skip,
-    quantity,
     ratio_from_summaries,
-    share_ci,
 )
 from interference.report.format import pct
 from interference.studies.pairs.cases import UNLIMITED
 from interference.studies.pairs.findings.cells import _label, _missing, _n, _num, cells
-from interference.studies.pairs.findings.evidence import causes, explain
+from interference.studies.pairs.findings.evidence import explain
 from interference.studies.pairs.findings.paper_values import _published_mean
-from interference.studies.pairs.statistics.published import KEY
 
 
 def ir_cells(t: pd.DataFrame) -> tuple[CellEstimate, ...]:
