@@ -30,6 +30,7 @@ from interference.studies.pairs.statistics import (
     runtime_ratios,
     hypothesis_tests,
     limit_partner,
+    variance,
 )
 
 HOST = "fixturehost"
@@ -314,6 +315,7 @@ def make_fixture(
         "runtimes": runtime_ratios.runtime_ratios(samples, n_resamples=n_resamples),
         "contention": iteration_telemetry.contention(samples),
         "split": limit_partner.split(samples),
+        "variance_components": variance.variance_components(samples),
         # The baselines again an hour later, 3 % slower (higher is better) or 3 % longer.
         "drift": drift.drift(pd.concat([samples, end_of_study(samples)]), 1),
     }

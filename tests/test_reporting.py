@@ -338,16 +338,20 @@ def test_anova_sentence_names_the_factor_and_its_effect_size(rep):
 
 
 def test_no_published_tables(stats, tmp_path):
-    bare = copy_stats(stats, tmp_path / "bare", lambda name, df: df.iloc[:0] if name == "published" else df)
+    bare = copy_stats(
+        stats, tmp_path / "bare", lambda name, df: df.iloc[:0] if name in ("published", "fidelity") else df
+    )
     r = section(bare, None)
     assert "not available" in r.comparison.comparison_blocks()[0].content
-    assert any("No published values" in b.content for b in r.abstract())
+    assert any(
+        "No published interference ratio is of a pairing measured here" in b.content for b in r.abstract()
+    )
 
 
 def test_every_section_renders_with_one_group_and_one_runtime(tmp_path, stats):
     # Case 1 on docker alone: no IR, no ANOVA families, no published values, one runtime.
     def keep(name, df):
-        if name in ("anova", "posthoc", "published"):
+        if name in ("anova", "posthoc", "published", "fidelity"):
             return df.iloc[:0]
         df = df[df["runtime"] == "docker"]
         return df[df["case"] == "1"] if "case" in df else df

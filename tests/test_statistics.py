@@ -268,6 +268,31 @@ def test_the_runs_interval_covers_a_rerun_where_the_iterations_interval_does_not
     assert covered_its / trials <= 0.6, covered_its
 
 
+def test_the_recommended_design_is_kalibera_and_jones_by_hand():
+    """Run variance 0.0025 (a 5 % CV between runs), iteration variance 0.0004, a run's overhead
+    2 s against 1 s an iteration: sqrt(2 / 1 × 0.0004 / 0.0025) = 0.57, so 1 iteration per run,
+    and 1.96² / 0.05² × (0.0025 + 0.0004) = 4.46, so 5 runs."""
+    from interference.variance_components import Components, recommend
+
+    assert recommend(Components(0.0004, 0.0025, 50, 10), 2.0, 1.0) == (1, 5)
+    # No variance between runs: one run of enough iterations (1.96² / 0.05² × 0.0004 = 0.61 -> 2).
+    assert recommend(Components(0.0004, 0.0, 50, 10), 2.0, 1.0) == (2, 1)
+
+
+def test_the_variance_table_pools_a_targets_cells_and_says_when_runs_were_not_repeated():
+    from interference.studies.pairs.statistics.variance import variance_components
+
+    rng = np.random.default_rng(2)
+    df = frame(
+        repeated("1", "", 20.0, 3, 8, 0.05, 0.01, rng), repeated("3a", "S", 16.0, 2, 8, 0.05, 0.01, rng)
+    )
+    r = variance_components(df).iloc[0]
+    assert (r["cells"], r["runs"], r["df_run"], r["iterations_per_run"]) == (2, 5, 3, 8)
+    assert r["run_share"] > 0.5 and r["note"] == ""
+    once = variance_components(df[df["repetition"] == 1]).iloc[0]
+    assert once["df_run"] == 0 and "not measured" in once["note"]
+
+
 def test_ir_zero_variance_falls_back_to_percentile():
     df = frame(rows("1", "L", "", [10.0] * 5), rows("2", "L", "S", [12.0] * 5))
     r = one(st.interference_ratios(df), case="2")

@@ -66,6 +66,9 @@ class PairsStudy(Study):
         "published": Table(
             "statistics.tables:published", needs=("summary", "interference"), files=PUBLISHED_FILES
         ),
+        # Each microservice's variance between iterations and between runs, and the repetitions
+        # that reach a +-5 % CI on this host (Kalibera and Jones's cost model).
+        "variance_components": Table("statistics.tables:variance_components"),
         # Our own fidelity target: the share of the papers' pairings whose direction we have.
         "fidelity": Table("statistics.tables:fidelity", needs=("published",)),
         # Two or more hosts (results imported from another machine); empty with one.

@@ -40,12 +40,17 @@ def members_of(pair: str) -> list[str]:
     return pair.split("+")
 
 
+def repetitions(config: dict, case: str) -> int:
+    """Runs of each (case, pair): config repetitions, one number or per case (absent: 1)."""
+    reps = config.get("repetitions", 1)
+    return reps.get(case, 1) if isinstance(reps, dict) else int(reps)
+
+
 def runs(config: dict) -> list[dict]:
     """Every (runtime, case, pair, repetition) run of the config."""
     out = []
-    for runtime, case, rep in itertools.product(
-        config["runtimes"], config["cases"], range(1, config["repetitions"] + 1)
-    ):
+    every = [(c, r) for c in config["cases"] for r in range(1, repetitions(config, c) + 1)]
+    for runtime, (case, rep) in itertools.product(config["runtimes"], every):
         groups = (
             [(m,) for m in config["microservices"]]
             if case in ALONE_CASES

@@ -3,10 +3,11 @@ tools, the placement cases with the limits requested and read back, and every ru
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from interference.report.blocks import Block, md
-from interference.report.format import and_list, bytes_h, duration, esc, is_num, num, numi, plural, utc
+from interference.report.format import and_list, bytes_h, duration, esc, is_num, num, numi, pct, plural, utc
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_NAME, CASE_PLACEMENT, RESOURCE_TITLE, PairsData
@@ -60,9 +61,24 @@ class Method:
             f"Cases {and_list(cases)}; {plural(len(ms), 'microservice')} ({', '.join(ms)}) alone in Case 1 "
             f"and {which} in Cases 2, 3a and 3b; "
             f"{plural(c.get('iterations', 0), 'iteration')} in Case 1 (a fresh container each); "
-            f"windows of {windows or '–'}; {plural(c.get('repetitions', 1), 'repetition')}; an iteration over "
+            f"windows of {windows or '–'}; {self.runs_per_cell()}; an iteration over "
             f"{numi(c.get('iteration_timeout_s'))} s is killed and counted as failed."
         )
+
+    def runs_per_cell(self) -> str:
+        """How many runs each cell had, per case, from what ran (runs.tsv), not from the config."""
+        r = self.data.runs
+        if not len(r) or "repetition" not in r:
+            return "runs per cell unknown (no runs.tsv)"
+        per = r[r.get("after_all", "").astype(str) != "True"] if "after_all" in r else r
+        counts = (
+            per.groupby(["case", "pair"])["repetition"].nunique().groupby(level="case").agg(["min", "max"])
+        )
+        parts = [
+            f"Case {c}: {numi(m['min'])}" + (f"–{numi(m['max'])}" if m["max"] != m["min"] else "")
+            for c, m in counts.reindex([c for c in CASES if c in counts.index]).iterrows()
+        ]
+        return "runs per cell: " + ", ".join(parts)
 
     def limits_text(self) -> str:
         lim = self.data.config.get("limits", {})
@@ -249,13 +265,66 @@ class Method:
         flag = "" if match in ("yes", "unlimited") else f' <span class="flag">mismatch: {esc(match)}</span>'
         return f"<b>{esc(row[f'member{k}'])}</b>: {esc(', '.join(req) or 'no limits')} → {esc(back)}{flag}"
 
+    def variance_blocks(self) -> list[Block]:
+        """variance_components.tsv: each microservice's CV between iterations and between runs,
+        the share of the runs, and the repetitions recommended for a +-5 % CI on this host."""
+        st = self.data.doc.stats
+        v = st.table("pairs", "variance_components", ["runs", "iterations_per_run", "iteration_var", "run_var",
+                     "run_share", "df_run", "iteration_s", "recommended_iterations", "recommended_runs"])  # fmt: skip
+        if not len(v):
+            return [md("No variance components were computed (results/stats/pairs/variance_components.tsv).")]
+        measured = v[v["df_run"] > 0]
+        lead = (
+            f"Iterations nest in runs: a run's iterations share its start-up (placement, caches), so only "
+            f"repeated runs show how far a rerun moves. Over {plural(len(measured), 'metric')} with repeated "
+            f"runs, the median share of the variance between runs is "
+            f"{pct(measured['run_share'].median(), 0, sign=False)}; the IRs' intervals cover both levels "
+            f"(interference.tsv, column ci_level)."
+            if len(measured)
+            else "Every cell ran once, so the variance between runs is not measured and every interval "
+            "covers the iterations of one run only: a rerun may move further than it says."
+        )
+        rows = [
+            [
+                f"{r.target} {r.metric}",
+                numi(r.runs),
+                num(r.iterations_per_run, 1),
+                pct(np.sqrt(r.iteration_var), 1, sign=False) if is_num(r.iteration_var) else "–",
+                pct(np.sqrt(r.run_var), 1, sign=False) if is_num(r.run_var) else "–",
+                pct(r.run_share, 0, sign=False) if is_num(r.run_share) else "–",
+                f"{numi(r.recommended_runs)} × {numi(r.recommended_iterations)}"
+                if is_num(r.recommended_runs)
+                else "–",
+            ]
+            for r in v.itertuples(index=False)
+        ]
+        return [
+            md(esc(lead)),
+            self.data.table(
+                [
+                    "Metric",
+                    "Runs",
+                    "Iterations per run",
+                    "CV between iterations",
+                    "CV between runs",
+                    "Share between runs",
+                    "Runs × iterations for ±5 %",
+                ],
+                rows,
+                "Variance components per microservice and metric, pooled over its cells "
+                "(results/stats/pairs/variance_components.tsv); the last column is Kalibera and Jones's "
+                "cost-optimal design for a 95 % CI within ±5 % of a cell's mean on this host.",
+                numeric_from=1,
+            ),
+        ]
+
     def runs_blocks(self) -> list[Block]:
         if not len(self.data.runs):
             return [md("No run records (results/stats/pairs/runs.tsv) were found.")]
         rows = []
         r = self.data.runs.assign(_c=self.data.runs["case"].map({c: i for i, c in enumerate(CASES)}))
         r = r.sort_values(["host", "runtime", "_c", "pair", "repetition"])
-        reps = self.data.config.get("repetitions", 1) > 1
+        reps = len(r) and r["repetition"].max() > 1
         for _, x in r.iterrows():
             if is_num(x.get("window_s")):
                 window = f"{num(x['overlap_s'], 1)} of {num(x['window_s'], 0)} s"

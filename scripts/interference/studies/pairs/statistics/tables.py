@@ -13,6 +13,7 @@ from interference.studies.pairs.statistics import (
     read_samples,
     runtime_ratios,
     summarize,
+    variance,
 )
 from interference.studies.pairs.statistics import interference_ratios as _interference_ratios
 from interference.studies.pairs.statistics.fidelity import fidelity  # noqa: F401
@@ -24,6 +25,10 @@ def _study_samples(inputs, with_unlimited: bool = False):
     Case 1u unless the table uses it (the papers' tables know only their cases)."""
     samples = drift.without_end(read_samples(inputs["samples"]))
     return samples if with_unlimited else samples[samples["case"] != cases.UNLIMITED]
+
+
+def variance_components(inputs, jobs):
+    return variance.variance_components(_study_samples(inputs, with_unlimited=True))
 
 
 def summary(inputs, jobs):
