@@ -105,9 +105,9 @@ def test_a_mean_over_cells_that_disagree_says_more_samples_will_not_settle_it():
 
 
 def test_an_imprecise_verdict_says_how_many_times_the_samples_would_settle_it():
-    # Estimate -0.09, half-width 0.06, 0.04 from the edge: (0.06 / 0.04)^2 = 2.25 times the samples.
+    # Estimate -0.09, half-width 0.06, 0.04 from the edge: (0.06 / 0.04)^2 = 2.25 times the runs.
     j = c.judge_claim(measure([(-0.09, -0.15, -0.03)]), BELOW, "mean")
-    assert j.verdict == v.INCONCLUSIVE and j.settle.startswith("about 2.3× the samples")
+    assert j.verdict == v.INCONCLUSIVE and j.settle.startswith("about 2.3× the runs per cell")
     j = c.judge_claim(measure([(-0.09, -0.15, -0.03)], n=3), BELOW, "mean")
     assert j.verdict == v.INCONCLUSIVE and "at least 5 samples" in j.settle
 

@@ -14,7 +14,7 @@ Each catalogue entry names one (report/published/findings.yaml, `quantifier`):
   about  a figure matched within an equivalence range: the pooled effect's CI inside the range.
 Every verdict carries "holds in k of n cells" (each cell judged by its own CI), and an
 inconclusive one says what would settle it: nothing, when the cells disagree (some conclusively
-inside, some outside), else about how many times the samples per cell would narrow the CI past
+inside, some outside), else about how many times the runs per cell would narrow the CI past
 the range's edge (the CI's half-width shrinks with the square root of the samples)."""
 
 from __future__ import annotations
@@ -96,7 +96,10 @@ def samples_factor(estimate: float, low: float, high: float, band: Band) -> floa
 def settle_text(factor: float) -> str:
     if not math.isfinite(factor) or factor > 100:
         return "the estimate lies on the range's edge: no practical number of samples settles it"
-    return f"about {math.ceil(factor * 10) / 10:g}× the samples per cell (runs, or iterations per run) would"
+    # The run is the unit: more iterations of the same runs do not narrow the variance between runs.
+    return (
+        f"about {math.ceil(factor * 10) / 10:g}× the runs per cell would narrow the CI past the range's edge"
+    )
 
 
 def _adjusted(c: CellEstimate, k: int) -> CellEstimate:
