@@ -61,7 +61,8 @@ def guest(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("needs root (the vm runtime's cgroups and images)")
     work = tmp_path_factory.mktemp("cgroup-v2")
-    rt = VmRuntime(guest_cgroup="v2", state_dir=str(work / "state"))
+    # A TCG guest boots in about 15 s; on a loaded machine it may take several times that.
+    rt = VmRuntime(guest_cgroup="v2", state_dir=str(work / "state"), boot_timeout_s=300)
     try:
         rt.check()
     except RuntimeUnavailable as e:
