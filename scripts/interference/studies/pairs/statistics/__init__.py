@@ -114,7 +114,10 @@ def read_samples(path: Path) -> pd.DataFrame:
 
 
 def _prepare(samples: pd.DataFrame) -> pd.DataFrame:
-    return prepare(samples, GROUP)
+    df = prepare(samples, GROUP)
+    if "repetition" not in df:  # samples written without it are of one run
+        df["repetition"] = 1
+    return df
 
 
 def _map(fn, tasks: list, jobs: int) -> list:
@@ -157,6 +160,11 @@ def components_by_target(valid: pd.DataFrame) -> dict[tuple, Components]:
     }
 
 
+def runs_measured(c: Components | None) -> bool:
+    """Whether the components measured the variance between runs (some cell ran twice)."""
+    return c is not None and c.df_run > 0 and np.isfinite(c.iteration)
+
+
 def runs_of(frame: pd.DataFrame) -> list[np.ndarray]:
     """A group's values per run (repetition), each sorted: a resample (hence a CI) then depends on
     the values, not on the row order."""
@@ -187,8 +195,6 @@ def interference_ratios(
     repeated runs, the CI covers runs and iterations (variance components pooled per target and
     metric); with one run per cell, a bootstrap over iterations, which the row says."""
     df = _prepare(samples)
-    if "repetition" not in df:
-        df["repetition"] = 1
     conc = df[df["case"] != BASELINE]
     if conc.empty:
         return pd.DataFrame(columns=INTERFERENCE_COLUMNS)
@@ -237,7 +243,7 @@ def interference_ratios(
             row["reason"] = "baseline mean is 0: IR undefined"
         else:
             row["ir"] = ir_value(row["mean"], row["baseline_mean"], higher)
-            if c is not None and c.df_run > 0 and np.isfinite(c.iteration) and min(x.size, b.size) >= 2:
+            if runs_measured(c) and min(x.size, b.size) >= 2:
                 low, high = ir_components_ci(xr, br, higher, c)
                 row.update(ir_ci_low=low, ir_ci_high=high, ir_ci_method=f"variance_components_t{c.df_run}",
                            ci_level=RUNS_LEVEL)  # fmt: skip

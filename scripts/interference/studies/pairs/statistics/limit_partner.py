@@ -28,6 +28,7 @@ from interference.studies.pairs.statistics import (
     ir_bootstrap_ci,
     ir_components_ci,
     ir_value,
+    runs_measured,
     runs_of,
 )
 
@@ -47,8 +48,6 @@ COLUMNS = [
 
 def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
     df = _prepare(samples)
-    if "repetition" not in df:
-        df["repetition"] = 1
     valid = _valid(df)
     comps = components_by_target(valid)
     values = {k: runs_of(g) for k, g in valid.groupby(GROUP, sort=False)}
@@ -98,7 +97,7 @@ def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
                 reasons.append(f"{effect}: no valid samples on a side")
                 continue
             row[f"{effect}_ir"] = ir_value(a.mean(), b.mean(), higher)
-            if comp is not None and comp.df_run > 0 and min(a.size, b.size) >= 2:
+            if runs_measured(comp) and min(a.size, b.size) >= 2:
                 row[f"{effect}_ci_low"], row[f"{effect}_ci_high"] = ir_components_ci(
                     a_runs, b_runs, higher, comp
                 )

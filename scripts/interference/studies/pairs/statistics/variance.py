@@ -22,8 +22,6 @@ COLUMNS = [*BASE_KEY, "cells", "runs", "iterations_per_run", "iteration_var", "r
 
 def variance_components(samples: pd.DataFrame) -> pd.DataFrame:
     df = _prepare(samples)
-    if "repetition" not in df:
-        df["repetition"] = 1
     v = _valid(df)
     overhead = duration.RUN_SETUP_S + duration.START_FILE_S
     rows = []
