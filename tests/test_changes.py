@@ -152,6 +152,7 @@ def test_the_changes_section_is_computed_from_the_tables(tmp_path):
     first = text()
     assert "## Changes" in first and "against session before" in first
     assert "1 changed (1 means worse, 0 better)" in first and "engine docker.version: 20 → 24" in first
+    assert "The means' intervals cover iterations only." in first  # one run a cell here
     df.loc[df["instances"] == "2", "verdict"] = "unchanged"
     df.to_csv(today / "stats/scaling/changes.tsv", sep="\t", index=False)
     assert "0 changed (0 means worse, 0 better)" in text()
@@ -223,3 +224,23 @@ def test_a_studys_ratios_are_compared_as_differences(tmp_path):
     assert ratio["change"] == pytest.approx(0.5)
     assert ratio["change_ci_low"] == pytest.approx(0.5 - math.hypot(0.05, 0.05), rel=1e-6)
     assert set(df[df["quantity"] == "mean"]["verdict"]) <= {"unchanged", "inconclusive"}
+
+
+def test_two_saved_sessions_of_one_definition_widen_the_interval_by_their_variance(tmp_path):
+    """Two saved sessions 6 % apart in the N=2 cell: compared with one of them alone the
+    interval covers its iterations; given both, the variance between them enters (the row
+    says so) and the interval is wider."""
+    s1 = sessions.save("s1", results(tmp_path, "a", samples(1)), tmp_path / "s1.tar.gz")
+    s2 = sessions.save("s2", results(tmp_path, "b", samples(2, slow=1.06)), tmp_path / "s2.tar.gz")
+    today = results(tmp_path, "c", samples(3))
+    env = json.loads((today / "stats" / "environment.json").read_text())
+    read = lambda p: pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)  # noqa: E731
+    loaded = [sessions.load(p, tmp_path / f"u{i}") for i, p in enumerate((s1, s2))]
+    args = ("scaling", read(today / "parsed/scaling/samples.tsv"), read(today / "stats/scaling/summary.tsv"), env)
+    alone = changes.compare(*args, loaded[0], 0.05, False).set_index("instances")
+    pooled = changes.compare(*args, loaded[0], 0.05, False, siblings=loaded).set_index("instances")
+    assert alone.loc["2", "ci_method"].endswith("iterations only") and alone.loc["2", "sessions_pooled"] == 1
+    assert pooled.loc["2", "ci_method"].endswith("and between 2 sessions") and pooled.loc["2", "sessions_pooled"] == 2
+    width = lambda r: r["change_ci_high"] - r["change_ci_low"]  # noqa: E731
+    assert width(pooled.loc["2"]) > 3 * width(alone.loc["2"])
+    assert pooled.loc["2", "change"] == alone.loc["2", "change"]

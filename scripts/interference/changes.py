@@ -8,12 +8,13 @@ history.tsv (each cell's mean per session, today last, with its change points: h
 
 One row per cell of the study's summary table (its group columns but the host) and session:
 the relative change of today's mean against the session's, oriented so that negative is worse,
-with its 95 % bootstrap CI (resampling.relative_change_ci: the statistic and interval of the
-interference ratio and of the drift check), and a verdict against the threshold t:
-*changed* when the CI lies beyond ±t, *unchanged* when it lies within ±t, else *inconclusive*.
-A session whose study definition (sizes, windows, iterations, ...) differs from today's is
-refused naming the key and both values, unless across definitions is asked for, which every
-row then states."""
+with its 95 % CI at every level measured (session_variance.py: runs and iterations on both
+sides; where two or more saved sessions of the session's definition are given, the variance
+between sessions too), and a verdict against the threshold t: *changed* when the CI lies beyond
+±t, *unchanged* when it lies within ±t, else *inconclusive*. The study's ratios (IRs, ...) are
+compared as differences the same way. A session whose study definition (sizes, windows,
+iterations, ...) differs from today's is refused naming the key and both values, unless across
+definitions is asked for, which every row then states."""
 
 from __future__ import annotations
 
@@ -31,16 +32,20 @@ import pandas as pd
 from interference import studies
 from interference.descriptive import prepare, valid
 from interference.history import history
-from interference.resampling import relative_change, relative_change_ci
+from interference.resampling import relative_change
+from interference.session_differences import flat, definition_differences, environment_differences
+from interference.session_variance import (
+    ITERATIONS, NONE, Between, between_sessions, cell_errors, difference_ci, excess_variance,
+    relative_change_ci,
+)  # fmt: skip
 from interference.sessions import Session, SessionError, load
 
 CHANGED, UNCHANGED, INCONCLUSIVE = "changed", "unchanged", "inconclusive"
-N_RESAMPLES = 2000
-SEED = 20261124
 FIXED = ["session", "session_host", "host"]
 MEASURES = [
     "cell", "quantity", "unit", "higher_is_better", "n_then", "n_now", "mean_then", "mean_now",
-    "change", "change_ci_low", "change_ci_high", "ci_method", "threshold", "verdict", "definition",
+    "change", "change_ci_low", "change_ci_high", "ci_method", "sessions_pooled", "threshold", "verdict",
+    "definition",
 ]  # fmt: skip
 
 
@@ -55,69 +60,58 @@ def verdict(low: float, high: float, threshold: float) -> str:
     return INCONCLUSIVE
 
 
-def _flat(d, prefix=""):
-    out = {}
-    for k, v in (d or {}).items():
-        key = f"{prefix}{k}"
-        out |= _flat(v, key + ".") if isinstance(v, dict) else {key: v}
-    return out
-
-
-def definition_differences(today: dict, then: dict, study: str) -> list[tuple[str, object, object]]:
-    """(key, today's value, the session's) for every key of the study's config part that differs
-    (its runtimes aside: a runtime measured in only one of them has no cells to compare)."""
-    now = _flat({k: v for k, v in today["studies"].get(study, {}).items() if k != "runtimes"})
-    was = _flat({k: v for k, v in then.get("studies", {}).get(study, {}).items() if k != "runtimes"})
-    return [(k, now.get(k), was.get(k)) for k in sorted(now.keys() | was.keys()) if now.get(k) != was.get(k)]
-
-
-def environment_differences(today: dict, then: dict) -> list[str]:
-    """What else differs between the two sessions' records: hosts, engines (version, kernel,
-    drivers), images and config keys outside the studies, in words."""
-    out = []
-    hosts = (then.get("config", {}).get("host"), today.get("config", {}).get("host"))
-    if hosts[0] != hosts[1]:
-        out.append(f"host {hosts[0]} → {hosts[1]}")
-    # The machine each session ran on (its own host's record), then the engines per runtime.
-    a, b = then.get("hosts", {}).get(hosts[0], {}), today.get("hosts", {}).get(hosts[1], {})
-    out += [
-        f"host's {k}: {a[k]} → {b[k]}" for k in sorted(a.keys() & b.keys() - {"hostname"}) if a[k] != b[k]
-    ]
-    a, b = _flat(then.get("engines", {})), _flat(today.get("engines", {}))
-    out += [f"engine {k}: {a[k]} → {b[k]}" for k in sorted(a.keys() & b.keys()) if a[k] != b[k]]
-    ids = {(i.get("runtime"), i.get("image")): i.get("id") for i in then.get("images", [])}
-    for i in today.get("images", []):
-        old = ids.get((i.get("runtime"), i.get("image")))
-        if old and old != i.get("id"):
-            out.append(
-                f"image {i.get('runtime')}/{i.get('image')}: {str(old)[7:19]} → {str(i.get('id'))[7:19]}"
-            )
-    # The config outside the studies, but the keys that only say what to compare with.
-    skip = ("studies", "host", "compare_with", "compare_across_definitions", "change_threshold")
-    a = _flat({k: v for k, v in then.get("config", {}).items() if k not in skip})
-    b = _flat({k: v for k, v in today.get("config", {}).items() if k not in skip})
-    out += [
-        f"config {k}: {a.get(k)} → {b.get(k)}" for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)
-    ]
-    return out
-
-
 def _group(summary: pd.DataFrame) -> list[str]:
     """A cell: the summary's group columns (those before its statistics), the host aside."""
     columns = list(summary.columns)
     return [c for c in columns[: columns.index("n")] if c != "host"]
 
 
-def _values(samples: pd.DataFrame, group: list[str]) -> dict[tuple, np.ndarray]:
+def _runs(samples: pd.DataFrame, group: list[str]) -> dict[tuple, list[np.ndarray]]:
+    """Each cell's valid values per run (repetition; one run where the table has none)."""
     df = valid(prepare(samples, group))
     df = df.assign(value=pd.to_numeric(df["value"], errors="coerce")).dropna(subset=["value"])
-    return {k: g.to_numpy() for k, g in df.groupby(group, sort=True)["value"]}
+    run = df["repetition"].astype(str) if "repetition" in df else pd.Series("1", index=df.index)
+    return {
+        key: [np.sort(v.to_numpy()) for _, v in g.groupby(run.loc[g.index], sort=True)["value"]]
+        for key, g in df.groupby(group, sort=True)
+    }
+
+
+def _values(samples: pd.DataFrame, group: list[str]) -> dict[tuple, np.ndarray]:
+    return {k: np.concatenate(v) for k, v in _runs(samples, group).items()}
 
 
 @functools.cache
-def session_values(path: Path, group: tuple[str, ...]) -> dict[tuple, np.ndarray]:
-    """A session's valid values per cell, read once for the comparison and the history."""
-    return _values(_read(path), list(group))
+def session_runs(path: Path, group: tuple[str, ...]) -> dict[tuple, list[np.ndarray]]:
+    """A session's valid values per cell and run, read once for the comparison and the history."""
+    return _runs(_read(path), list(group))
+
+
+def _subject(group: list[str]):
+    """What a cell's variance is pooled over: its runtime, microservice and metric (where the
+    study has them), across its conditions (cases, partners, instances, ...)."""
+    idx = [group.index(c) for c in ("runtime", "target", "metric") if c in group]
+    return lambda key: tuple(key[i] for i in idx)
+
+
+def _definition(session: Session, study: str) -> str:
+    cfg = session.environment.get("config", {}).get("studies", {}).get(study, {})
+    return json.dumps(flat({k: v for k, v in cfg.items() if k != "runtimes"}), sort_keys=True, default=str)
+
+
+def siblings_of(session: Session, sessions: list[Session], study: str) -> list[Session]:
+    """The sessions (this one included) that ran the same definition of the study."""
+    return [s for s in sessions if study in s.studies and _definition(s, study) == _definition(session, study)]
+
+
+def _means_between(siblings: list[Session], study: str, group: list[str]) -> dict[tuple, Between]:
+    if len(siblings) < 2:
+        return {}
+    subject, found = _subject(group), []
+    for s in siblings:
+        runs = session_runs(s.samples(study), tuple(group))
+        found.append(({k: np.concatenate(v).mean() for k, v in runs.items()}, cell_errors(runs, subject)))
+    return between_sessions(found, subject)
 
 
 def _read(path: Path) -> pd.DataFrame:
@@ -126,10 +120,11 @@ def _read(path: Path) -> pd.DataFrame:
 
 def compare(
     study: str, samples: pd.DataFrame, summary: pd.DataFrame, environment: dict, session: Session,
-    threshold: float, across: bool, summary_dir: Path | None = None,
+    threshold: float, across: bool, summary_dir: Path | None = None, siblings: list[Session] = (),
 ) -> pd.DataFrame:  # fmt: skip
     """Each summary cell's mean and each declared ratio (today's tables in summary_dir), today's
-    against the session's."""
+    against the session's; siblings: the other saved sessions given, of which those of the
+    session's definition measure the variance between sessions."""
     group = _group(summary)
     columns = FIXED + group + MEASURES
     if study not in session.studies:
@@ -144,19 +139,28 @@ def compare(
             + "; set compare_across_definitions: true to compare anyway"
         )
     definition = "; ".join(f"{k}: {was!r} then, {now!r} now" for k, now, was in differ)
-    now, then = _values(samples, group), session_values(session.samples(study), tuple(group))
+    siblings = siblings_of(session, list(siblings) or [session], study)
+    between = _means_between(siblings, study, group)
+    subject = _subject(group)
+    now = _runs(samples, group)
+    then = session_runs(session.samples(study), tuple(group))
+    now_err, then_err = cell_errors(now, subject), cell_errors(then, subject)
     rows = []
     for r in summary.drop_duplicates(group).itertuples(index=False):
         r = r._asdict()
         key = tuple(str(r[c]) for c in group)
-        a, b = now.get(key, np.empty(0)), then.get(key, np.empty(0))
+        a = np.concatenate(now[key]) if key in now else np.empty(0)
+        b = np.concatenate(then[key]) if key in then else np.empty(0)
         higher = str(r["higher_is_better"]).strip().lower() in ("true", "1")
-        change, low, high, method = math.nan, math.nan, math.nan, ""
+        change, low, high, method, bt = math.nan, math.nan, math.nan, "", between.get(subject(key), NONE)
         if a.size and b.size and b.mean() != 0:
             change = relative_change(a.mean(), b.mean(), higher)
-            if min(a.size, b.size) >= 2:
-                low, high, method, _ = relative_change_ci(
-                    a, b, higher, N_RESAMPLES, SEED, (session.name, *key)
+            low, high, df = relative_change_ci(a.mean(), now_err[key], b.mean(), then_err[key], bt, higher)
+            levels = {now_err[key].level, then_err[key].level}
+            level = ITERATIONS if ITERATIONS in levels else now_err[key].level
+            if math.isfinite(low):
+                method = f"log ratio, t with {df:.0f} df: {level}" + (
+                    f", and between {len(siblings)} sessions" if bt.df else ""
                 )
         rows.append(
             {
@@ -176,41 +180,67 @@ def compare(
                 "change_ci_low": low,
                 "change_ci_high": high,
                 "ci_method": method,
+                "sessions_pooled": len(siblings) if bt.df else 1,
                 "threshold": threshold,
                 "verdict": verdict(low, high, threshold),
                 "definition": definition,
             }
         )
-    ratios = compare_ratios(study, summary_dir, session, threshold, definition) if summary_dir else []
+    ratios = (
+        compare_ratios(study, summary_dir, session, threshold, definition, siblings) if summary_dir else []
+    )
     return pd.DataFrame(rows + ratios, columns=columns)
 
 
 Z = 1.959963984540054  # the normal 97.5 % quantile: the tables' CIs are 95 %
 
 
+def _table(session_root: Path, study: str, c) -> pd.DataFrame | None:
+    path = session_root / "stats" / study / f"{c.table}.tsv"
+    if not path.exists():
+        return None
+    t = _read(path).set_index(list(c.key))
+    return t[~t.index.duplicated()]
+
+
+def _value_se(row, c) -> tuple[float, float]:
+    v, low, high = (pd.to_numeric(pd.Series([row[c.value], row[c.low], row[c.high]]), errors="coerce"))
+    return v, (high - low) / (2 * Z)
+
+
+def _ratio_between(siblings: list[Session], study: str, c) -> Between:
+    """The variance of a ratio between sessions of one definition, pooled over its cells."""
+    tables = [t for t in (_table(s.root, study, c) for s in siblings) if t is not None]
+    if len(tables) < 2:
+        return NONE
+    cells = []
+    for key in set().union(*(t.index for t in tables)):
+        found = [_value_se(t.loc[key], c) for t in tables if key in t.index]
+        values, ses = (np.array(x, float) for x in zip(*found))
+        cells.append((values, ses**2))
+    return excess_variance(cells)
+
+
 def compare_ratios(
-    study: str, today_dir: Path, session: Session, threshold: float, definition: str
-) -> list[dict]:
+    study: str, today_dir: Path, session: Session, threshold: float, definition: str,
+    siblings: list[Session] = (),
+) -> list[dict]:  # fmt: skip
     """The study's ratios (Study.compared: IRs, runtime, network, ping-pong ratios, slowdowns),
     today's against the session's: their difference, with a 95 % CI from the two tables' CIs
-    (independent, normal: the standard errors' root sum of squares), and the same verdict."""
+    (normal standard errors) and the variance between sessions where siblings measure it."""
     rows = []
     for c in studies.get(study).compared:
-        then_path = session.root / "stats" / study / f"{c.table}.tsv"
-        if not (today_dir / f"{c.table}.tsv").exists() or not then_path.exists():
+        then = _table(session.root, study, c)
+        if not (today_dir / f"{c.table}.tsv").exists() or then is None:
             continue
-        now, then = (_read(p).set_index(list(c.key)) for p in (today_dir / f"{c.table}.tsv", then_path))
-        then = then[~then.index.duplicated()]
+        between = _ratio_between(list(siblings), study, c)
+        now = _read(today_dir / f"{c.table}.tsv").set_index(list(c.key))
         for key, r in now[~now.index.duplicated()].iterrows():
             if key not in then.index:
                 continue
             t = then.loc[key]
-            a, b = (
-                pd.to_numeric(pd.Series([x[c.value], x[c.low], x[c.high]]), errors="coerce") for x in (r, t)
-            )
-            change = a[0] - b[0]
-            se = math.hypot((a[2] - a[1]) / (2 * Z), (b[2] - b[1]) / (2 * Z))
-            low, high = (change - Z * se, change + Z * se) if math.isfinite(se) else (math.nan, math.nan)
+            (a, se_a), (b, se_b) = _value_se(r, c), _value_se(t, c)
+            low, high, df = difference_ci(a, se_a, b, se_b, between)
             rows.append(
                 {
                     "session": session.name,
@@ -223,12 +253,14 @@ def compare_ratios(
                     "unit": "",
                     "n_then": pd.to_numeric(t.get("n"), errors="coerce"),
                     "n_now": pd.to_numeric(r.get("n"), errors="coerce"),
-                    "mean_then": b[0],
-                    "mean_now": a[0],
-                    "change": change,
+                    "mean_then": b,
+                    "mean_now": a,
+                    "change": a - b,
                     "change_ci_low": low,
                     "change_ci_high": high,
-                    "ci_method": "difference, normal from the two CIs",
+                    "ci_method": "difference of the two tables' CIs (normal)"
+                    + (f", and between {len(siblings)} sessions (t with {df:.0f} df)" if between.df else ""),
+                    "sessions_pooled": len(siblings) if between.df else 1,
                     "threshold": threshold,
                     "verdict": verdict(low, high, threshold),
                     "definition": definition,
@@ -253,21 +285,13 @@ def main(argv=None) -> int:
     frames, records, past = [], {}, []
     group = _group(summary)
     try:
-        for source in a.sessions:
-            with tempfile.TemporaryDirectory(prefix="session-") as tmp:
-                session = load(source, Path(tmp))
+        with tempfile.TemporaryDirectory(prefix="session-") as tmp:
+            loaded = [load(source, Path(tmp) / str(i)) for i, source in enumerate(a.sessions)]
+            for session in loaded:
                 frames.append(
-                    compare(
-                        a.study,
-                        samples,
-                        summary,
-                        environment,
-                        session,
-                        a.threshold,
-                        a.across_definitions,
-                        a.summary.parent,
-                    )
-                )
+                    compare(a.study, samples, summary, environment, session, a.threshold,
+                            a.across_definitions, a.summary.parent, loaded)
+                )  # fmt: skip
                 # What else changed between the sessions (the report's Changes section says it).
                 records[session.name] = {
                     "host": session.host,
@@ -275,13 +299,8 @@ def main(argv=None) -> int:
                     "differences": environment_differences(environment, session.environment),
                 }
                 if a.study in session.studies:
-                    past.append(
-                        (
-                            session.name,
-                            session.saved_at,
-                            session_values(session.samples(a.study), tuple(group)),
-                        )
-                    )
+                    runs = session_runs(session.samples(a.study), tuple(group))
+                    past.append((session.name, session.saved_at, {k: np.concatenate(v) for k, v in runs.items()}))
     except SessionError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

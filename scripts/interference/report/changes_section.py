@@ -72,10 +72,21 @@ def _lead(study_title: str, session: str, rows: pd.DataFrame, record: dict) -> s
         if differences
         else " Nothing else differs in the two records (host, engines, images, config outside the study)."
     )
+    text += _levels(rows)
     definition = rows["definition"].iloc[0] if "definition" in rows else ""
     if isinstance(definition, str) and definition:
         text += f" **The study's definition differs** ({esc(definition)}): every row compares across it."
     return text
+
+
+def _levels(rows: pd.DataFrame) -> str:
+    """Which levels the means' intervals cover, read from the rows' methods."""
+    means = rows[rows["quantity"] == "mean"] if "quantity" in rows else rows
+    methods = means["ci_method"].dropna().astype(str)
+    levels = sorted({m.split(": ", 1)[1] for m in methods if ": " in m})
+    if not levels:
+        return ""
+    return f" The means' intervals cover {esc(' / '.join(levels))}."
 
 
 def _history(doc, study: str) -> list[Block]:
@@ -118,9 +129,10 @@ def blocks(doc) -> list[Block]:
         md(
             "## Changes\n\nToday's results against the saved sessions the config names (`compare_with`): for "
             "each cell of a study's summary, the change of its mean, oriented so that negative is worse, with "
-            "its 95 % bootstrap CI (the interference ratio's statistic and interval, as the drift check uses); "
-            "for each ratio the study reports (interference ratios, runtime, network and ping-pong ratios, "
-            "slowdowns), the difference of today's and the session's, with a CI from their two."
+            "its 95 % CI at the levels each row's method names (iterations, runs and, where two or more saved "
+            "sessions of one definition are given, the variance between sessions); for each ratio the study "
+            "reports (interference ratios, runtime, network and ping-pong ratios, slowdowns), the difference "
+            "of today's and the session's, with a CI from their two (and the sessions' variance likewise)."
         )
     ]
     for study, df, notes in tables:
