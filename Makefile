@@ -22,10 +22,10 @@ venv: $(VENV)/.installed
 # Installs only what CONFIG's runtimes and studies declare they need (as root with apt; else it
 # names what is missing and the command), and starts dockerd when they need Docker.
 engine: venv
-	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh $(CONFIG)
+	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh $(CONFIG) $(if $(BUDGET),--budget $(BUDGET))
 
 paper: venv engine
-	$(SNAKEMAKE) --cores $(CORES) report/paper.html $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG))
+	$(SNAKEMAKE) --cores $(CORES) report/paper.html $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG)) $(if $(BUDGET),--config budget_min=$(BUDGET))
 
 test: venv
 	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh --tests --browser

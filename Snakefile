@@ -46,8 +46,10 @@ localrules:
 # Before the first job (and in a dry run): the runs to do and how long they should take.
 if workflow.is_main_process:
     PLANNED = planned_runs()
+    for line in findings_plan.plan_lines(CONFIG.get("findings_plan")):
+        print(line, file=sys.stderr)
     for line in estimate.plan_lines(
-        PLANNED, [i for i in all_images() if not os.path.exists(i)]
+        PLANNED, [i for i in all_images() if not os.path.exists(i)], PLAN_SCALE
     ):
         print(line, file=sys.stderr)
 

@@ -236,11 +236,19 @@ def test_two_saved_sessions_of_one_definition_widen_the_interval_by_their_varian
     env = json.loads((today / "stats" / "environment.json").read_text())
     read = lambda p: pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)  # noqa: E731
     loaded = [sessions.load(p, tmp_path / f"u{i}") for i, p in enumerate((s1, s2))]
-    args = ("scaling", read(today / "parsed/scaling/samples.tsv"), read(today / "stats/scaling/summary.tsv"), env)
+    args = (
+        "scaling",
+        read(today / "parsed/scaling/samples.tsv"),
+        read(today / "stats/scaling/summary.tsv"),
+        env,
+    )
     alone = changes.compare(*args, loaded[0], 0.05, False).set_index("instances")
     pooled = changes.compare(*args, loaded[0], 0.05, False, siblings=loaded).set_index("instances")
     assert alone.loc["2", "ci_method"].endswith("iterations only") and alone.loc["2", "sessions_pooled"] == 1
-    assert pooled.loc["2", "ci_method"].endswith("and between 2 sessions") and pooled.loc["2", "sessions_pooled"] == 2
+    assert (
+        pooled.loc["2", "ci_method"].endswith("and between 2 sessions")
+        and pooled.loc["2", "sessions_pooled"] == 2
+    )
     width = lambda r: r["change_ci_high"] - r["change_ci_low"]  # noqa: E731
     assert width(pooled.loc["2"]) > 3 * width(alone.loc["2"])
     assert pooled.loc["2", "change"] == alone.loc["2", "change"]

@@ -162,3 +162,28 @@ def test_a_dry_run_prints_the_plan_with_an_estimate(tmp_path):
     out = r.stdout + r.stderr
     assert "Plan: 38 runs to do (pairs on docker: 38)." in out
     assert "Estimate: about " in out and "38 from the study's model" in out
+    # A host never seen: the models scaled by its probe, measured once and kept.
+    assert "The models are scaled ×" in out and "a probe of this host" in out
+    assert (tmp_path / "results/durations").glob("*.probe.json")
+
+
+def test_the_models_are_scaled_by_this_hosts_history_else_by_its_probe():
+    from interference.host_probe import REFERENCE_S
+
+    model = {"a": 10.0, "b": 100.0}
+    of = lambda s: model.get(s["name"])  # noqa: E731
+    past = {
+        json.dumps({"name": "a"}): [12.0, 14.0],
+        json.dumps({"name": "b"}): [150.0],
+        json.dumps({"name": "c"}): [9.0],
+    }
+    # By hand: (12 + 14 + 150) / (10 + 10 + 100) = 176 / 120; "c" has no model and does not count.
+    sc = estimate.model_scale(past, of, probe=lambda: 1 / 0)
+    assert (sc.source, sc.factor) == ("history", 176 / 120)
+    # Fewer than three runs with a model: the probe's ratio to the reference machine's.
+    sc = estimate.model_scale({json.dumps({"name": "a"}): [12.0]}, of, probe=lambda: 2 * REFERENCE_S)
+    assert (sc.source, sc.factor) == ("probe", 2.0)
+    assert estimate.model_scale({}, of, probe=None) == estimate.Scale()
+    runs = estimate.estimate([planned(CASE1_L)], {}, lambda r: 60.0, sc)
+    assert runs[0].seconds == 120.0 and runs[0].source == "model"
+    assert "scaled ×2.00 to this host (a probe of this host" in " ".join(estimate.plan_lines(runs, [], sc))

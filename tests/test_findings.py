@@ -373,3 +373,18 @@ def test_fidelity_counts_a_pairing_once_and_the_abstract_and_findings_say_the_sa
     assert f"**{agree} (" in abstract_text and f"{n} published pairings" in abstract_text
     for r in fid.itertuples(index=False):
         assert f"Paper {r.paper}: {r.agree} of {r.pairings} pairings" in findings_text
+
+
+def test_the_control_partner_enters_a_findings_cells_only_where_named():
+    from interference.studies.pairs.findings.cells import _select
+
+    df = pd.DataFrame(
+        [("2", t, p) for t, p in (("L", "S"), ("NR", "P"), ("P", "NR"), ("NR", "NR"))],
+        columns=["case", "target", "partner"],
+    )
+    assert set(zip(*_select(df, {}).pipe(lambda d: (d["target"], d["partner"])))) == {
+        ("L", "S"),
+        ("NR", "NR"),
+    }
+    named = _select(df, {"partners": ["P"]})
+    assert list(named["target"]) == ["NR"]  # the control as partner, not as target

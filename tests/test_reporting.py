@@ -470,3 +470,13 @@ def test_bonnie_rewrite_cause_follows_the_irs(rep):
     assert rewrite_cause(irs) in text
     if not any(irs.get(c) for c in ("2", "3a")):  # the fixture's Bonnie++ has no rewrite IR
         assert "not in these results" in text and "the partner" not in text
+
+
+def test_bonnie_untimed_share_is_counted_with_and_without_a_limit():
+    from interference.studies.pairs.section.page_cache import untimed_contrast
+
+    text = untimed_contrast({"1": (0, 10), "2": (8, 10), "3a": (6, 10), "3b": (1, 10)})
+    assert "70 % of its block-input and seek samples without a memory limit" in text
+    assert "5 % with one" in text
+    assert "35 %" in untimed_contrast({"1": (0, 10), "2": (4, 10), "3a": (3, 10), "3b": (1, 10)})
+    assert untimed_contrast({"1": (0, 10)}) == ""  # no unlimited case ran: nothing to contrast

@@ -63,7 +63,10 @@ def _sessions(rng, k, cells, session_sd, run_sd, iteration_sd, runs=3, iteration
         out.append(
             {
                 (str(c),): [
-                    10.0 * (c + 1) * (1 + s + rng.normal(0, run_sd)) * (1 + rng.normal(0, iteration_sd, iterations))
+                    10.0
+                    * (c + 1)
+                    * (1 + s + rng.normal(0, run_sd))
+                    * (1 + rng.normal(0, iteration_sd, iterations))
                     for _ in range(runs)
                 ]
                 for c in range(cells)
@@ -88,9 +91,7 @@ def test_the_variance_between_sessions_matches_a_mixed_model():
     sessions = _sessions(rng, k=12, cells=1, session_sd=0.03, run_sd=0.01, iteration_sd=0.002, runs=4)
     found, subject = _summaries(sessions)
     ours = sv.between_sessions(found, subject)[()]
-    rows = [
-        {"session": i, "y": run.mean()} for i, runs in enumerate(sessions) for run in runs[("0",)]
-    ]
+    rows = [{"session": i, "y": run.mean()} for i, runs in enumerate(sessions) for run in runs[("0",)]]
     df = pd.DataFrame(rows)
     df["y"] /= df["y"].mean()
     reml = smf.mixedlm("y ~ 1", df, groups=df["session"]).fit(reml=True)

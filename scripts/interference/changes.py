@@ -101,7 +101,9 @@ def _definition(session: Session, study: str) -> str:
 
 def siblings_of(session: Session, sessions: list[Session], study: str) -> list[Session]:
     """The sessions (this one included) that ran the same definition of the study."""
-    return [s for s in sessions if study in s.studies and _definition(s, study) == _definition(session, study)]
+    return [
+        s for s in sessions if study in s.studies and _definition(s, study) == _definition(session, study)
+    ]
 
 
 def _means_between(siblings: list[Session], study: str, group: list[str]) -> dict[tuple, Between]:
@@ -204,7 +206,7 @@ def _table(session_root: Path, study: str, c) -> pd.DataFrame | None:
 
 
 def _value_se(row, c) -> tuple[float, float]:
-    v, low, high = (pd.to_numeric(pd.Series([row[c.value], row[c.low], row[c.high]]), errors="coerce"))
+    v, low, high = pd.to_numeric(pd.Series([row[c.value], row[c.low], row[c.high]]), errors="coerce")
     return v, (high - low) / (2 * Z)
 
 
@@ -300,7 +302,9 @@ def main(argv=None) -> int:
                 }
                 if a.study in session.studies:
                     runs = session_runs(session.samples(a.study), tuple(group))
-                    past.append((session.name, session.saved_at, {k: np.concatenate(v) for k, v in runs.items()}))
+                    past.append(
+                        (session.name, session.saved_at, {k: np.concatenate(v) for k, v in runs.items()})
+                    )
     except SessionError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -108,6 +108,13 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
     _check(config, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
     if config["host"] is None:
         config["host"] = socket.gethostname().split(".")[0]
+    if config["findings"] and not config["findings_plan"]:
+        config = _with_findings(config, source)
+    if not config["studies"]:
+        raise ConfigError(
+            f"{source} is invalid, {NOTHING_RAN}: it names no study to run (`studies:`, or `findings:` "
+            "whose runs the plan derives)."
+        )
     config["run_on"] = config["run_on"] or [config["host"]]
     # Per-host protocol (paper 004: smaller sizes on the Pi): this host's overrides, merged into
     # its studies; every other host's are checked as that host would read them.
@@ -163,6 +170,55 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
                     f"(or from runtimes), or change the study so it does not need it."
                 )
     return config
+
+
+def model_seconds(config: dict) -> float:
+    """A config's runs by the studies' models, unscaled, parsing included (a run without a
+    model counts estimate.NO_MODEL_S)."""
+    from interference import estimate
+
+    # A study part that is not complete yet (the config's `how` before a finding adds its
+    # microservices) has no runs to count.
+    known, parts = studies.registry(), {}
+    for name, part in (config.get("studies") or {}).items():
+        try:
+            _check(copy.deepcopy(part), study_schema(known[name]), f"studies.{name}", "the plan")
+            parts[name] = part
+        except (ConfigError, KeyError):
+            continue
+    if not parts:
+        return 0.0
+    cfg = validate({**config, "studies": parts}, "the plan", machine=False)
+    total = 0.0
+    for name, part in cfg["studies"].items():
+        study = studies.get(name)
+        for rt in part["runtimes"]:
+            for r in study.runs_on(part, rt):
+                s = study.expected_seconds(
+                    {"host": cfg["host"], **studies.run_settings(cfg, name, rt, r.key, r.repetition)}
+                )
+                total += (
+                    (estimate.NO_MODEL_S if s is None else s)
+                    + estimate.PARSE_PER_RUN_S
+                    + estimate.AFTER_PER_RUN_S
+                )
+    return total
+
+
+def _with_findings(config: dict, source: str) -> dict:
+    """The config with the runs of its findings added (findings/plan.py), planned within its
+    budget on this host (the models scaled by the host's probe, measured once)."""
+    from interference.findings import plan
+    from interference.host_probe import REFERENCE_S, cached_probe
+
+    budget = config["budget_min"] is not None
+    scale = cached_probe(Path("results"), config["host"]) / REFERENCE_S if budget else 1.0
+    try:
+        out = plan.expand(config, model_seconds, scale, Path("results") / "plan" if budget else None)
+    except plan.PlanError as e:
+        raise ConfigError(f"{source} is invalid, {NOTHING_RAN}: {e}.") from None
+    _check(out, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
+    return out
 
 
 def host_configs(config: dict, source: str = "config") -> tuple[dict, dict[str, dict]]:

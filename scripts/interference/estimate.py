@@ -4,8 +4,10 @@ A run's expected duration is what this host measured before for the same setting
 repetition; the median when there are several): the runs' meta.json under results/raw/<host>/
 and the ledger results/durations/<host>.tsv, which the runner extends after every run and which
 survives deleting the raw results. Without such history it is the study's model of a run
-(Study.expected_seconds: iterations x expected iteration time, windows, start costs), and
-without a model there is no estimate ("no estimate for <study>"), never a made-up number.
+(Study.expected_seconds: iterations x expected iteration time, windows, start costs), scaled to
+this host (model_scale: by how its earlier runs of any settings compared with their models, or
+on a host with none by a short probe of its speed, host_probe.py), and without a model there is
+no estimate ("no estimate for <study>"), never a made-up number.
 The steps after the runs (parsing, statistics, the report) and image builds are modelled by the
 constants below, measured on the 2-core machine this was developed on.
 
@@ -32,6 +34,7 @@ AFTER_RUNS_S = 25.0  # after the last run: merging, statistics, run table, envir
 AFTER_PER_RUN_S = 1.2  # ... which grow with the runs (measured: 38 runs 48 s, 60 runs 96 s)
 IMAGE_S = 3.0  # an image json made: 0.5 s when the engine has the image, about 5 s to build it
 BASE_IMAGE_S = 15.0  # the base image: debootstrap (about 28 s) when no registry serves it
+NO_MODEL_S = 60.0  # a run of a study without a model, where a plan must count something
 
 
 @dataclass(frozen=True)
@@ -95,13 +98,58 @@ def history(results: Path, host: str) -> dict[str, list[float]]:
     return out
 
 
-def estimate(runs: list[PlannedRun], past: dict[str, list[float]], model: Callable) -> list[PlannedRun]:
-    """Each run with its expected seconds: from history, else model(run) (None: no estimate)."""
+MIN_HISTORY_RUNS = 3  # earlier runs with a model that calibrate it, else the probe
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The factor this host's runs take over the models, and what it comes from."""
+
+    factor: float = 1.0
+    source: str = "none"  # "history", "probe" or "none"
+    detail: str = ""
+
+
+def model_scale(past: dict[str, list[float]], model_of: Callable[[dict], float | None], probe=None) -> Scale:
+    """Over this host's earlier runs where a model exists, the seconds they took over what the
+    models said (a ratio of sums: long runs weigh as they do in a total); with fewer than
+    MIN_HISTORY_RUNS of those, probe() / host_probe.REFERENCE_S (probe: a callable giving this
+    host's probe seconds, or None for no scaling)."""
+    taken = expected_sum = 0.0
+    n = 0
+    for sid, durations in past.items():
+        try:
+            expected = model_of(json.loads(sid))
+        except (ValueError, KeyError, TypeError):
+            continue
+        if expected:
+            taken += sum(durations)
+            expected_sum += expected * len(durations)
+            n += len(durations)
+    if n >= MIN_HISTORY_RUNS:
+        return Scale(taken / expected_sum, "history", f"{n} earlier runs of this host against their models")
+    if probe is None:
+        return Scale()
+    from interference.host_probe import REFERENCE_S
+
+    seconds = probe()
+    return Scale(
+        seconds / REFERENCE_S,
+        "probe",
+        f"a probe of this host: {seconds:.2f} s against the reference's {REFERENCE_S} s",
+    )
+
+
+def estimate(
+    runs: list[PlannedRun], past: dict[str, list[float]], model: Callable, scale: Scale = Scale()
+) -> list[PlannedRun]:
+    """Each run with its expected seconds: from history, else model(run) × scale (None: no estimate)."""
     out = []
     for r in runs:
         if durations := past.get(settings_id(r.settings)):
             seconds, source = statistics.median(durations), "history"
         elif (seconds := model(r)) is not None:
+            seconds *= scale.factor
             source = "model"
         else:
             source = ""
@@ -128,7 +176,7 @@ def after_seconds(n_runs: int) -> float:
     return n_runs * (PARSE_PER_RUN_S + AFTER_PER_RUN_S) + AFTER_RUNS_S
 
 
-def plan_lines(runs: list[PlannedRun], images: list[str] = ()) -> list[str]:
+def plan_lines(runs: list[PlannedRun], images: list[str] = (), scale: Scale = Scale()) -> list[str]:
     """What the invocation will do and how long it should take, as printed before it starts."""
     if not runs:
         return [
@@ -150,6 +198,8 @@ def plan_lines(runs: list[PlannedRun], images: list[str] = ()) -> list[str]:
         f"from the study's model; {len(images)} image records to make {minutes(images_seconds(list(images)))}; "
         f"parsing, statistics and report {minutes(after_seconds(len(runs)))})."
     )
+    if by_source["model"] and scale.source != "none":
+        lines.append(f"The models are scaled ×{scale.factor:.2f} to this host ({scale.detail}).")
     lines += [
         f"No estimate for {s}: it has no model of a run and this host has not run it before." for s in without
     ]

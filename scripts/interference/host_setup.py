@@ -138,12 +138,16 @@ def main(argv=None) -> int:
     ap.add_argument("config", nargs="?", type=Path, default=DEFAULT_CONFIG)
     ap.add_argument("--tests", action="store_true", help="what the test suite needs")
     ap.add_argument("--browser", action="store_true", help="also a browser (the report test)")
+    ap.add_argument("--budget", type=float, help="the config's budget_min (make paper BUDGET=...)")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--explain", action="store_true")
     mode.add_argument("--needs-engine", action="store_true")
     a = ap.parse_args(argv)
     try:
-        config = None if a.tests else validate(read_yaml(a.config), str(a.config), machine=False)
+        raw = None if a.tests else read_yaml(a.config)
+        if a.budget is not None:
+            raw["budget_min"] = a.budget
+        config = None if a.tests else validate(raw, str(a.config), machine=False)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

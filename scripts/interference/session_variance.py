@@ -50,7 +50,9 @@ class Between:
 NONE = Between()
 
 
-def cell_errors(runs: dict[tuple, list[np.ndarray]], subject: Callable[[tuple], tuple]) -> dict[tuple, MeanError]:
+def cell_errors(
+    runs: dict[tuple, list[np.ndarray]], subject: Callable[[tuple], tuple]
+) -> dict[tuple, MeanError]:
     """Each cell's relative squared standard error of its mean: runs/r + iterations/(r·n) from
     the components of its subject's cells where some cell ran twice, else the iterations'
     variance over all its values (the level says which)."""

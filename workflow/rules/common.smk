@@ -24,6 +24,7 @@ shell.prefix(_prefix)
 from interference import (
     code_deps,
     estimate,
+    host_probe,
     host_setup,
     image_records,
     run_order,
@@ -33,7 +34,10 @@ from interference import (
     transfer,
 )
 from interference.config import ConfigError, host_configs, read_yaml
+from interference.findings import plan as findings_plan
 from interference.microservices import registry
+
+PLAN_SCALE = estimate.Scale()  # set by planned_runs: the models' factor on this host
 
 # The default experiment, unless --configfile names another (which then replaces it whole:
 # merged, its studies would run beside the default's). Read by our loader first so that a
@@ -156,8 +160,16 @@ def planned_runs():
     past = {}
     for h in {t[1] for t in todo}:
         past |= estimate.history(Path("results"), h)
+    # The models scaled to this host: by its earlier runs, else by a probe of it (measured once,
+    # only when some run has no history).
+    global PLAN_SCALE
+    PLAN_SCALE = estimate.model_scale(
+        past,
+        lambda s: STUDIES[s["study"]].expected_seconds(s) if s.get("study") in STUDIES else None,
+        (lambda: host_probe.cached_probe(Path("results"), HOST)) if runs else None,
+    )
     return estimate.estimate(
-        runs, past, lambda r: STUDIES[r.study].expected_seconds(r.settings)
+        runs, past, lambda r: STUDIES[r.study].expected_seconds(r.settings), PLAN_SCALE
     )
 
 

@@ -109,7 +109,19 @@ class Context:
         return self.read[name].copy()
 
 
-def score_one(entry: dict, ctx: Context | None) -> dict:
+def plan_reasons(env: dict) -> dict[str, str]:
+    """Why the plan left findings out (config findings_plan, findings/plan.py), by id."""
+    record = env.get("config", {}).get("findings_plan") or {}
+    budget = record.get("budget_min")
+    out = {
+        i: f"over the budget of {budget:g} min: its runs would add about {m:.0f} min (a larger budget_min, "
+        "or make paper BUDGET=...)"
+        for i, m in (record.get("over_budget") or {}).items()
+    }
+    return out | dict(record.get("elsewhere") or {})
+
+
+def score_one(entry: dict, ctx: Context | None, planned: str = "") -> dict:
     band = Band.of(entry["expect"])
     check = studies.get(entry["study"]).checks()[entry["check"]]
     row = {
@@ -127,7 +139,8 @@ def score_one(entry: dict, ctx: Context | None) -> dict:
         else check(ctx, entry.get("args", {}))
     )
     if isinstance(result, Skip):
-        return {**row, "verdict": result.verdict, "reason": result.why}
+        # Not run because the plan left it out: the plan says why (its data may be there anyway).
+        return {**row, "verdict": result.verdict, "reason": planned or result.why}
     m: Measure = result
     j = judge_claim(m, band, entry["quantifier"], lambda x: section.value(x, row["quantity"]))
     if row["published"] is None and m.published is not None:
@@ -161,7 +174,8 @@ def scorecard(
     stats = StatsDir(stats_dir)
     env = stats.environment()
     contexts = {s: Context(stats, s, env, Path(published_dir)) for s in study_names}
-    rows = [score_one(e, contexts.get(e["study"])) for e in catalogue]
+    planned = plan_reasons(env)
+    rows = [score_one(e, contexts.get(e["study"]), planned.get(e["id"], "")) for e in catalogue]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -181,6 +181,12 @@ class Study(abc.ABC):
     def settings(self, cfg: dict, key: str) -> dict:
         """The run's slice of the config: a change reruns exactly the runs it touches."""
 
+    def finding_needs(self, check: str, args: dict) -> dict | str | None:
+        """What one finding's check (with its catalogue args) needs in this study's config part
+        (findings/plan.py merges it), a sentence saying why it cannot be planned in one config
+        with the others, or None: the study's part of the shipped config the finding names."""
+        return None
+
     def expected_seconds(self, settings: dict) -> float | None:
         """The study's model of a run's wall time (the time estimate where this host has not
         measured the same run before); None: no model, the estimate says so."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from interference import entity_times
 from interference.entity_memory import check_memory
 from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 
@@ -128,6 +129,15 @@ class CreationStudy(Study):
         if f["variant"]:
             out["child_image"] = f["variant"].removeprefix("/")
         return out
+
+    def expected_seconds(self, settings):
+        """Each parent started (a nested one loading the child image if so), each child too."""
+        c = entity_times.constants()
+        start = entity_times.start_s(settings["runtime"])
+        n, children = settings["entities"], settings["children"]
+        load = c["load_child_image_s"] if settings.get("child_image") == "load" else 0.0
+        nested = settings["runtime"] == "nested"
+        return n * (start + load) + (n * children * entity_times.start_s("docker") if nested else 0.0)
 
     def run_row(self, meta):
         s = meta["settings"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interference import runtimes
+from interference import entity_times, runtimes
 from interference.host_package import HostPackage
 from interference.runtimes import ovs
 from interference.runtimes.base import NETWORK_MODES
@@ -199,6 +199,12 @@ class NetworkStudy(Study):
         parts = self.run_key.read(key)
         remote = {"remote_host": cfg["remote_host"]} if parts["direction"] == "to-remote" else {}
         return {**parts, **{k: cfg[k] for k in keys}, **remote}
+
+    def expected_seconds(self, settings):
+        """The entity (and the server's) started, then its tests."""
+        extra = entity_times.constants()["network_extra_s"].get(settings["microservice"], 0.3)
+        start = entity_times.start_s(settings["runtime"]) + entity_times.start_s("docker")
+        return start + settings["iterations"] * (settings["duration_s"] + extra)
 
     def other_nodes(self, settings: dict) -> list[str]:
         return [settings["remote_host"]] if settings.get("remote_host") else []

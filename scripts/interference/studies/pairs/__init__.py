@@ -16,7 +16,7 @@ import yaml
 from interference import REPO_ROOT
 from interference.microservices import registry as microservices
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
-from interference.studies.pairs import cases, duration
+from interference.studies.pairs import cases, duration, finding_needs
 
 HERE = Path(__file__).resolve().parent
 PUBLISHED_DIR = REPO_ROOT / "report" / "published"
@@ -225,6 +225,9 @@ class PairsStudy(Study):
         if cfg.get("threads") == "case1" and sizes.get("threads") == 0:
             sizes["threads"] = cfg["limits"]["cpus"]
         return sizes
+
+    def finding_needs(self, check: str, args: dict) -> dict | str:
+        return finding_needs.needs(check, args)
 
     def expected_seconds(self, settings: dict) -> float | None:
         return duration.run_seconds(settings)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interference import runtimes
+from interference import entity_times, runtimes
 from interference.host_package import IPROUTE, IPTABLES, HostPackage
 from interference.runtimes.base import ISOLATED
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
@@ -163,3 +163,9 @@ class PingPongStudy(Study):
 
     def run_row(self, meta):
         return {"layer": meta["settings"]["layer"]}
+
+    def expected_seconds(self, settings):
+        """The layer set up, then every size's tests."""
+        c = entity_times.constants()
+        tests = len(settings["message_sizes"]) * settings["iterations"]
+        return c["pingpong_setup_s"] + tests * (settings["duration_s"] + c["pingpong_test_extra_s"])

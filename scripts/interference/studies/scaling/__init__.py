@@ -9,8 +9,10 @@ Run key n<N>; the statistics are in statistics.py, the report section in section
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from interference import entity_times
 from interference.entity_memory import check_memory
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 
@@ -75,3 +77,13 @@ class ScalingStudy(Study):
 
     def run_row(self, meta):
         return {"instances": meta["settings"]["instances"]}
+
+    def expected_seconds(self, settings):
+        """N entities started, then each runs its executions, N on the host's cores at once."""
+        c = entity_times.constants()
+        n, cores = settings["instances"], os.cpu_count() or 1
+        execution = settings["events"] * c["prime_event_s"] * (settings["max_prime"] / 40000) ** 1.5
+        return (
+            n * entity_times.start_s(settings["runtime"])
+            + settings["iterations"] * max(1.0, n / cores) * execution
+        )

@@ -31,10 +31,11 @@ class Method:
             md(
                 "Differences from the paper, on purpose or forced: the runs make OVS's switch with its userspace "
                 "`netdev` datapath, which needs no openvswitch kernel module (every packet crosses ovs-vswitchd "
-                "through a raw socket), far slower than the kernel datapath the paper measured: our OVS rows "
-                "measure that datapath. netperf is not installable (non-free), so iperf3 and sockperf stand in; "
-                "sockperf keeps one request in flight where the paper ran TCP_RR in burst mode with 256 KB "
-                "buffers, so our latencies are lower." + self.vm_sentence()
+                "through a raw socket), where the paper measured the kernel datapath: our OVS rows measure the "
+                "userspace one, and how the two datapaths compare is not measured here. netperf is not "
+                "installable (non-free), so iperf3 and sockperf stand in; sockperf keeps one request in flight "
+                "where the paper ran TCP_RR in burst mode with 256 KB buffers, so our absolute latencies are "
+                "not the paper's quantity; the ratios to bare metal are compared." + self.vm_sentence()
             ),
         ]
 

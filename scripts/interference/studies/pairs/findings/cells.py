@@ -11,6 +11,9 @@ from interference.findings.verdict import MIN_SAMPLES, NOT_RUN, Skip
 from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
 
 CELL = ["host", "runtime", "case", "target", "partner", "metric"]
+# Microservices the papers did not pair (the CPU-spinning control, config/control.yaml): in a
+# finding's cells only where its args name them.
+CONTROLS = ("P",)
 
 
 def _num(df: pd.DataFrame, *cols) -> pd.DataFrame:
@@ -49,6 +52,8 @@ def _select(df: pd.DataFrame, args: dict) -> pd.DataFrame:
     for key, column in (("targets", "target"), ("partners", "partner")):
         if key in args:
             df = df[df[column].isin(args[key])]
+        else:
+            df = df[~df[column].isin(CONTROLS)]
     if args.get("pairing") == "mixed":
         df = df[df["target"] != df["partner"]]
     elif args.get("pairing") == "same":

@@ -12,9 +12,9 @@ from interference.findings.pooling import pool
 from interference.findings.verdict import CellEstimate
 from interference.report.format import pct
 from interference.studies.pairs.cases import UNLIMITED_CASES
-from interference.studies.pairs.findings.cells import _num, cells
+from interference.studies.pairs.findings.cells import CONTROLS, _num, cells
 
-CONTROL = "P"  # the partner that only spins a CPU (config/control.yaml)
+CONTROL = CONTROLS[0]  # the partner that only spins a CPU (config/control.yaml)
 
 
 def _cores(ctx, target: str, case_set) -> float | None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.report.blocks import Block, md
+from interference.report.blocks import Block, appendix, md
 from interference.report.figures.scatter import MARKERS, Point, comparison_scatter
-from interference.report.format import cap, is_num, num, pct
+from interference.report.format import cap, esc, is_num, num, pct
 from interference.report.format import signed as ir_str
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
@@ -72,8 +72,7 @@ class Comparison:
                 r["metric"], ir_str(r["paper_ir"]), ir_str(r["ir"]), ci, "yes" if r["in_ci"] else "no", r["verdict"],
             ])  # fmt: skip
             cls[i] = "agree-cell" if r["direction_agrees"] else "flag-cell"
-        blocks = [md(self.comparison_summary(c))]
-        blocks.append(
+        table = (
             self.data.table(
                 ["Paper, source", "Case", "Target(+partner)", "Metric", "IR paper", "IR here", "95 % CI here",
                  "Paper in CI", "Verdict"],
@@ -87,23 +86,33 @@ class Comparison:
                 table_class="rpt-table rpt-small",
             )
         )  # fmt: skip
+        # The answer and its figure first; the row-by-row tables folded (a reader opens them).
         f = self.comparison_figure(c)
-        if f:
-            blocks.append(f)
-        return blocks + self.means_comparison_blocks()
+        return [md(self.comparison_summary(c)), *([f] if f else [])] + appendix(
+            f"The {len(c)} published interference ratios beside ours, and the means, row by row",
+            [table, *self.means_comparison_blocks()],
+        )
 
     def comparison_summary(self, c: pd.DataFrame) -> str:
         n = len(c)
         agree = int(c["direction_agrees"].sum())
         similar = int(c["verdict"].isin(["same sign, similar size", "both negligible"]).sum())
-        lines = [
-            (
-                f"**This machine reproduces the direction of {agree} of the papers' {n} interference ratios "
-                f"({pct(agree / n, 0, sign=False)})** for the combinations it measured (gain, loss, or none within "
-                f"±{NEGLIGIBLE_IR:g}); {similar} are also of similar size (within a factor {SIMILAR_FACTOR:g}), and for "
-                f"{int(c['in_ci'].sum())} the paper's value lies inside this run's 95 % interval."
+        fid = self.data.fidelity
+        lines = []
+        if len(fid):
+            # The headline is the fidelity table's (one rule: the abstract and Findings say the same).
+            pairings, agree_p = int(fid["pairings"].sum()), int(fid["agree"].sum())
+            lines.append(
+                f"**This machine reproduces the direction of {agree_p} of the papers' {pairings} pairings "
+                f"({pct(agree_p / pairings, 0, sign=False)})** (a {esc(fid['rule'].iloc[0])}; "
+                "results/stats/pairs/fidelity.tsv)."
             )
-        ]
+        lines.append(
+            f"Metric by metric (the table below): {agree} of {n} interference ratios have the paper's direction "
+            f"(gain, loss, or none within ±{NEGLIGIBLE_IR:g}); {similar} are also of similar size (within a factor "
+            f"{SIMILAR_FACTOR:g}), and for {int(c['in_ci'].sum())} the paper's value lies inside this run's 95 % "
+            "interval."
+        )
         by = c.groupby("target")["direction_agrees"].agg(["sum", "count"])
         lines.append(
             "By target: "

@@ -1,0 +1,55 @@
+"""A short probe of this machine's speed, for the time estimate on a host with no history.
+
+The studies' models of a run (containers/iteration-times.yaml, start costs) were measured on
+one machine; another runs them faster or slower. Before the first run on a host never seen, the
+estimate scales them by the ratio of this probe's time here to its time on the reference
+machine (REFERENCE_S): a fixed CPU loop in Python and a burst of process starts (what a
+container's start is made of), the fastest of five. Kept per host in
+results/durations/<host>.probe.json, so that it is measured once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+# The probe's seconds on the machine whose run times calibrated the models. That machine is
+# gone; on the 2-core VM of docs/configs.md its runs took 1.35 times the pair study's models (138
+# runs of the default) and this probe 0.195 s (the median of five), so the reference is
+# 0.195 / 1.35. The other studies' constants (containers/entity-times.yaml) are in the same units.
+REFERENCE_S = 0.144
+SPAWNS = 40
+
+
+def _once() -> float:
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(3_000_000):  # fixed integer work: an interpreter's speed on one core
+        x += i * i % 7
+    for _ in range(SPAWNS):  # fork and exec: the cost a container start repeats many times
+        subprocess.run(["true"], check=True)
+    return time.perf_counter() - t0
+
+
+def probe_seconds() -> float:
+    return min(_once() for _ in range(5))
+
+
+def cached_probe(results: Path, host: str) -> float:
+    """This host's probe, measured once and kept beside its run ledger."""
+    path = results / "durations" / f"{host}.probe.json"
+    try:
+        return float(json.loads(path.read_text())["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    seconds = probe_seconds()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps({"seconds": seconds, "reference_s": REFERENCE_S, "measured": time.time()}) + "\n"
+    )
+    return seconds
+
+
+if __name__ == "__main__":
+    print(f"{probe_seconds():.3f} s (reference machine {REFERENCE_S} s)")

@@ -1,0 +1,119 @@
+"""The findings drive the plan (findings/plan.py): each finding's cells as config keys, merged
+into the config; a budget filled cheapest first, checked against a hand-worked allocation; the
+plan recorded and printed, and the scorecard naming why a finding did not run."""
+
+import pytest
+from interference import config as config_module
+from interference.findings import plan
+from interference.findings.scorecard import plan_reasons
+from interference.studies.pairs import finding_needs
+
+
+def entry(i):
+    return next(e for e in plan.catalogue() if e["id"] == i)
+
+
+def test_a_pair_findings_cells_become_its_microservices_pairs_and_cases():
+    # 000-1: in one container (Case 2), L, S, B each beside another kind among L, S, B, NS.
+    n = plan.need_of(entry("000-1"))
+    assert n.study == "pairs"
+    assert n.part == {
+        "microservices": ["L", "S", "B", "NS"],
+        "pairs": ["L+S", "L+B", "L+NS", "S+B", "S+NS", "B+NS"],
+        "cases": ["1", "2"],
+    }
+    # A contrast reads its two cases; the same pairing only self-pairs; no targets: the papers' six.
+    assert finding_needs.needs("contrast", {"a": "3b", "b": "3a", "targets": ["NS"], "partners": ["NS"]}) == {
+        "microservices": ["NS"], "pairs": ["NS+NS"], "cases": ["1", "3b", "3a"]}  # fmt: skip
+    same = finding_needs.needs("contrast", {"a": "2", "b": "3a", "pairing": "same"})
+    assert same["pairs"] == ["L+L", "S+S", "B+B", "NS+NS", "NR+NR", "Y+Y"]
+    # The partner's effect needs the unlimited baseline too.
+    assert finding_needs.needs("mean_ir", {"targets": ["L"], "partners": ["S"], "effect": "partner"})["cases"] == [
+        "1", "1u", "2", "3a", "3b"]  # fmt: skip
+
+
+def test_findings_that_one_config_cannot_give_say_why():
+    assert plan.need_of(entry("004-7")).startswith("needs a second host (edge)")
+    assert "another definition of the study" in plan.need_of(entry("002-8"))
+    assert plan.need_of(entry("001-16")).startswith("needs a second host: run config/paper001-two-hosts.yaml")
+    # Paper 003's: the study's part of config/paper003.yaml, with its runtimes.
+    n = plan.need_of(entry("003-1"))
+    assert n.study == "pingpong" and n.runtimes == ("host", "docker") and n.part["message_sizes"][0] == 10
+
+
+def test_merging_unites_lists_keeps_the_configs_keys_and_its_studies_runtimes():
+    base = {"runtimes": ["docker"], "studies": {"pairs": {"microservices": ["L"], "iterations": 3}}}
+    out = plan.merged(base, [
+        plan.Need("pairs", {"microservices": ["L", "S"], "pairs": ["L+S"], "iterations": 10}),
+        plan.Need("network", {"runtimes": ["host", "docker"], "iterations": 3}, ("host", "docker")),
+    ])  # fmt: skip
+    # No `pairs` in the config: every pair of its microservices, L+S among them.
+    assert out["studies"]["pairs"] == {"microservices": ["L", "S"], "iterations": 3, "runtimes": ["docker"]}
+    assert out["runtimes"] == ["docker", "host"] and out["studies"]["network"]["runtimes"] == [
+        "host",
+        "docker",
+    ]
+    assert base == {"runtimes": ["docker"], "studies": {"pairs": {"microservices": ["L"], "iterations": 3}}}
+    named = plan.merged({"studies": {"pairs": {"pairs": ["L+L"]}}}, [plan.Need("pairs", {"pairs": ["L+S"]})])
+    assert named["studies"]["pairs"]["pairs"] == ["L+L", "L+S"]
+
+
+def test_the_budget_is_filled_cheapest_first_against_a_hand_worked_allocation():
+    """Runs as items of one study, each with its seconds: A needs a (10 s); B needs b (20 s);
+    C needs a and c (12 s alone, 2 s once A is in); D needs d (9 s). Budget 30 s, base 0.
+    By hand, alone: D 9, A 10, C 12, B 20. D first (total 9), then A (19); C now costs 2 (21);
+    B would make 41 > 30: over the budget, by the 20 s it would add."""
+    cost = {"a": 10, "b": 20, "c": 2, "d": 9}
+    needs = {
+        "A": plan.Need("x", {"items": ["a"]}),
+        "B": plan.Need("x", {"items": ["b"]}),
+        "C": plan.Need("x", {"items": ["a", "c"]}),
+        "D": plan.Need("x", {"items": ["d"]}),
+    }
+
+    def seconds(cfg):
+        return sum(cost[i] for i in cfg["studies"].get("x", {}).get("items", []))
+
+    p = plan.fit({"studies": {}}, needs, seconds, 30)
+    assert p.planned == ["D", "A", "C"]
+    assert p.over_budget == {"B": pytest.approx(20 / 60)}
+    assert p.planned_min == pytest.approx(21 / 60)
+
+
+def test_an_unknown_finding_is_refused_before_anything_runs():
+    cfg = {"findings": ["009-*"], "studies": {}}
+    with pytest.raises(config_module.ConfigError, match=r"'009-\*' matches no finding"):
+        config_module.validate(cfg, machine=False)
+
+
+def test_a_config_of_findings_gets_their_runs_and_records_its_plan():
+    cfg = config_module.validate(
+        {"findings": ["000-7", "003-1", "004-7"], "runtimes": ["docker"], "studies": {}}, machine=False
+    )
+    pairs = cfg["studies"]["pairs"]
+    assert pairs["microservices"] == ["L"] and pairs["pairs"] == ["L+L"] and pairs["cases"] == ["1", "2"]
+    assert cfg["studies"]["pingpong"]["runtimes"] == ["host", "docker"] and "host" in cfg["runtimes"]
+    record = cfg["findings_plan"]
+    assert record["planned"] == ["000-7", "003-1"] and list(record["elsewhere"]) == ["004-7"]
+    assert plan_reasons({"config": cfg})["004-7"].startswith("needs a second host")
+    assert plan.plan_lines(record) == [
+        "Findings: 2 of 3 asked are planned; 1 need what this config cannot give (004-7)."
+    ]
+
+
+def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the probe and the plan's cache go under results/
+    raw = {"findings": ["000-7", "000-9"], "budget_min": 8, "runtimes": ["docker"], "studies": {
+        "pairs": {"iterations": 3, "repetitions": 1, "window_s": {"2": 4, "3a": 4, "3b": 4},
+                  "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
+                  "sizes": {"L": {"n": 1000}, "B": {"file_size_mb": 2048, "ram_mb": 1024}}}}}  # fmt: skip
+    cfg = config_module.validate(raw, machine=False)
+    record = cfg["findings_plan"]
+    # L+L in Case 2 is cheap; B+B in every case (Bonnie++'s 12 s iterations) is not.
+    assert record["planned"] == ["000-7"] and list(record["over_budget"]) == ["000-9"]
+    assert record["planned_min"] <= 8 and (tmp_path / "results/plan").is_dir()
+    assert "B" not in cfg["studies"]["pairs"]["microservices"]
+    reason = plan_reasons({"config": cfg})["000-9"]
+    assert reason.startswith("over the budget of 8 min: its runs would add about")
+    # The same inputs read the same plan back (every job process of one invocation).
+    assert config_module.validate(raw, machine=False)["findings_plan"] == record
