@@ -9,7 +9,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= 1
 CONFIG ?= config/config.yaml
 
-.PHONY: paper test engine venv check-config save regression-check
+.PHONY: paper settle test engine venv check-config save regression-check
 
 $(VENV)/.installed: requirements.txt requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ engine: venv
 
 paper: venv engine
 	$(SNAKEMAKE) --cores $(CORES) report/paper.html $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG)) $(if $(BUDGET),--config budget_min=$(BUDGET))
+
+# After make paper: more runs for the findings more runs would decide, within BUDGET minutes
+# (default 30; findings/settle.py), then the report again.
+settle: venv
+	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh $(CONFIG)
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.findings.settle --config $(CONFIG) --budget $(or $(BUDGET),30) --cores $(CORES) --run
 
 test: venv
 	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh --tests --browser

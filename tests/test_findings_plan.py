@@ -95,7 +95,7 @@ def test_a_config_of_findings_gets_their_runs_and_records_its_plan():
     assert cfg["studies"]["pingpong"]["runtimes"] == ["host", "docker"] and "host" in cfg["runtimes"]
     record = cfg["findings_plan"]
     assert record["planned"] == ["000-7", "003-1"] and list(record["elsewhere"]) == ["004-7"]
-    assert plan_reasons({"config": cfg})["004-7"].startswith("needs a second host")
+    assert plan_reasons({"config": cfg})["004-7"][1].startswith("needs a second host")
     assert plan.plan_lines(record) == [
         "Findings: 2 of 3 asked are planned; 1 need what this config cannot give (004-7)."
     ]
@@ -113,7 +113,22 @@ def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, 
     assert record["planned"] == ["000-7"] and list(record["over_budget"]) == ["000-9"]
     assert record["planned_min"] <= 8 and (tmp_path / "results/plan").is_dir()
     assert "B" not in cfg["studies"]["pairs"]["microservices"]
-    reason = plan_reasons({"config": cfg})["000-9"]
+    verdict, reason = plan_reasons({"config": cfg})["000-9"]
+    assert verdict == "not run in this config"
     assert reason.startswith("over the budget of 8 min: its runs would add about")
     # The same inputs read the same plan back (every job process of one invocation).
     assert config_module.validate(raw, machine=False)["findings_plan"] == record
+
+
+def test_what_this_host_lacks_makes_a_finding_not_testable_here():
+    """A VM under TCG (asked for here, as on a host without usable KVM) is an emulator's speed:
+    001-3 (a VM's scaling) is not planned and the scorecard says why."""
+    cfg = config_module.validate(
+        {"findings": ["001-1", "001-3"], "runtime_options": {"vm": {"accel": "tcg"}}, "studies": {}},
+        machine=False,
+    )
+    record = cfg["findings_plan"]
+    assert record["planned"] == ["001-1"] and list(record["not_testable"]) == ["001-3"]
+    assert "vm" not in cfg["studies"]["scaling"]["runtimes"]
+    verdict, reason = plan_reasons({"config": cfg})["001-3"]
+    assert verdict == "not testable on this machine" and "TCG" in reason

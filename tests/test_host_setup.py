@@ -37,8 +37,17 @@ def _defaults(study) -> dict:
     return {k: v["default"] for k, v in props.items() if "default" in v}
 
 
-def test_default_config_needs_docker_and_debootstrap_only():
-    assert packages("config/config.yaml") == {"docker.io", "debootstrap"}
+def test_a_config_of_findings_needs_what_its_plan_runs():
+    """A config of findings installs what the planned runs need: paper 000's (the pair study on
+    Docker) Docker and debootstrap only; paper 003's also ApacheBench and tinc, not LXC."""
+
+    def of(findings):
+        cfg = validate({"findings": findings, "studies": {}}, "test", machine=False)
+        return {n.package.debian for n in host_setup.needs(cfg)}
+
+    assert of(["000-*"]) == {"docker.io", "debootstrap"}
+    ping = of(["003-*"])
+    assert {"docker.io", "apache2-utils", "tinc"} <= ping and "lxc" not in ping
 
 
 def test_a_config_needs_what_its_runtimes_and_studies_declare():
@@ -119,8 +128,10 @@ def asked(log: Path) -> list[str]:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="ensure-engine installs only as root")
-def test_ensure_engine_installs_only_docker_and_debootstrap_for_the_default(fake_bin):
-    r = ensure(fake_bin, "config/config.yaml")
+def test_ensure_engine_installs_only_what_the_plan_of_pair_findings_needs(fake_bin, tmp_path):
+    config = tmp_path / "pairs.yaml"
+    config.write_text('findings: ["000-*", "002-*"]\n')
+    r = ensure(fake_bin, str(config))
     assert r.returncode == 0, r.stderr
     installs = [a for a in asked(fake_bin[1]) if a[0] == "install"]
     assert len(installs) == 1

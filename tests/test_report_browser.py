@@ -151,6 +151,12 @@ def test_report_opens_cleanly_in_chromium(rendered):
     with chromium() as browser:
         browser.get(out.as_uri())
         assert problems(browser) == []
+        # The raw tables come folded; a reader opens them (and so does the test, to read them).
+        folded = browser.execute_script(
+            "const d = [...document.querySelectorAll('details.rpt-appendix:not([open])')];"
+            "d.forEach(x => x.open = true); return d.length;"
+        )
+        assert folded >= 4  # the means per resource, the runs, ANOVA, Tukey, the comparison's rows
         page = browser.execute_script(
             """return ({
             title: document.title,

@@ -317,7 +317,10 @@ def test_comparison_verdicts(rep):
     assert row["verdict"] == "opposite sign" and not row["direction_agrees"]
     assert published.direction(0.01) == 0 and published.direction(-0.3) == -1
     summary = rep.comparison.comparison_summary(c)
-    assert f"of the papers' {len(c)} interference ratios" in summary
+    assert f"of {len(c)} interference ratios have the paper's direction" in summary
+    # The headline is the fidelity table's, the abstract's and the Findings section's number.
+    fid = rep.data.fidelity
+    assert f"of the papers' {int(fid['pairings'].sum())} pairings" in summary
     assert "Not reproduced" in summary
 
 

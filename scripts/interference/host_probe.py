@@ -36,14 +36,17 @@ def probe_seconds() -> float:
     return min(_once() for _ in range(5))
 
 
-def cached_probe(results: Path, host: str) -> float:
-    """This host's probe, measured once and kept beside its run ledger."""
+def cached_probe(results: Path, host: str, keep: bool = True) -> float:
+    """This host's probe, measured once and kept beside its run ledger (keep=False: read it if
+    kept, else measure it without writing anything)."""
     path = results / "durations" / f"{host}.probe.json"
     try:
         return float(json.loads(path.read_text())["seconds"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
     seconds = probe_seconds()
+    if not keep:
+        return seconds
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         json.dumps({"seconds": seconds, "reference_s": REFERENCE_S, "measured": time.time()}) + "\n"

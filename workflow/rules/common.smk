@@ -160,13 +160,13 @@ def planned_runs():
     past = {}
     for h in {t[1] for t in todo}:
         past |= estimate.history(Path("results"), h)
-    # The models scaled to this host: by its earlier runs, else by a probe of it (measured once,
-    # only when some run has no history).
+    # The models scaled to this host: by its earlier runs, else by a probe of it (the one a
+    # budgeted plan kept, else measured now; only when some run has no history).
     global PLAN_SCALE
     PLAN_SCALE = estimate.model_scale(
         past,
         lambda s: STUDIES[s["study"]].expected_seconds(s) if s.get("study") in STUDIES else None,
-        (lambda: host_probe.cached_probe(Path("results"), HOST)) if runs else None,
+        (lambda: host_probe.cached_probe(Path("results"), HOST, keep=False)) if runs else None,
     )
     return estimate.estimate(
         runs, past, lambda r: STUDIES[r.study].expected_seconds(r.settings), PLAN_SCALE

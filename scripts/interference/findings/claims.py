@@ -51,6 +51,8 @@ class Judgement:
     settle: str
     # What the verdict rests on, where the quantifier changes it (every, most, some); else None.
     shown: Measure | None = None
+    # How many times the runs per cell would settle it (settle.py plans from it); nan: none would.
+    settle_factor: float = math.nan
 
 
 def position(low: float, high: float, band: Band) -> str:
@@ -122,7 +124,7 @@ def judge_claim(m: Measure, band: Band, quantifier: str, show=lambda x: f"{x:g}"
     if quantifier == EVERY:
         return _every(m, cells, places, band, held, show)
     if quantifier == MOST:
-        return _most(cells, places, held)
+        return _most(cells, places, held, band)
     if quantifier == SOME:
         return _some(cells, band, held, show)
     verdict, reason = judge(m, band, show)  # mean, about: the pooled effect
@@ -130,7 +132,8 @@ def judge_claim(m: Measure, band: Band, quantifier: str, show=lambda x: f"{x:g}"
         return Judgement(verdict, reason, held, "")
     if disagree:
         return Judgement(verdict, reason + f"; {DISAGREE} (the cells differ: {held})", held, DISAGREE)
-    return Judgement(verdict, reason, held, settle_text(samples_factor(m.estimate, m.low, m.high, band)))
+    factor = samples_factor(m.estimate, m.low, m.high, band)
+    return Judgement(verdict, reason, held, settle_text(factor), settle_factor=factor)
 
 
 def _every(m, cells, places, band, held, show) -> Judgement:
@@ -155,10 +158,10 @@ def _every(m, cells, places, band, held, show) -> Judgement:
     open_cells = [c for c, p in zip(cells, places) if p == STRADDLES]
     factor = max(samples_factor(c.estimate, c.low, c.high, band) for c in open_cells)
     reason = f"no cell outside the range, but {len(open_cells)} of {len(cells)} straddle its edge"
-    return Judgement(INCONCLUSIVE, reason, held, settle_text(factor), shown)
+    return Judgement(INCONCLUSIVE, reason, held, settle_text(factor), shown, factor)
 
 
-def _most(cells, places, held) -> Judgement:
+def _most(cells, places, held, band) -> Judgement:
     n, n_in, n_out = len(cells), places.count(INSIDE), places.count(OUTSIDE)
     share, low, high = share_ci(n_in, n)
     shown = Measure(f"share of {n} cells conclusively inside the range", share, low, high, MIN_SAMPLES, n)
@@ -169,8 +172,13 @@ def _most(cells, places, held) -> Judgement:
     if n_out >= n / 2:
         return Judgement(NOT_REPRODUCED, f"{n_out} of {n} cells lie conclusively outside", held, "", shown)
     reason = f"{n_in} inside and {n_out} outside of {n} cells; the others straddle the range's edge"
-    settle = DISAGREE if n_in and n_out and n_in + n_out == n else "more samples in the straddling cells"
-    return Judgement(INCONCLUSIVE, reason, held, settle, shown)
+    if n_in and n_out and n_in + n_out == n:
+        return Judgement(INCONCLUSIVE, reason, held, DISAGREE, shown)
+    # The straddling cells decide it: the runs that bring the furthest of them off the edge.
+    factor = max(
+        samples_factor(c.estimate, c.low, c.high, band) for c, p in zip(cells, places) if p == STRADDLES
+    )
+    return Judgement(INCONCLUSIVE, reason, held, settle_text(factor), shown, factor)
 
 
 def _some(cells, band, held, show) -> Judgement:
@@ -191,4 +199,4 @@ def _some(cells, band, held, show) -> Judgement:
         )
     factor = samples_factor(b.estimate, b.low, b.high, band)
     return Judgement(INCONCLUSIVE, "the best cell's adjusted CI straddles the range's edge", held,
-                     settle_text(factor), shown)  # fmt: skip
+                     settle_text(factor), shown, factor)  # fmt: skip

@@ -55,6 +55,7 @@ class Plan:
     planned: list[str] = field(default_factory=list)
     over_budget: dict[str, float] = field(default_factory=dict)  # id -> minutes it would add
     elsewhere: dict[str, str] = field(default_factory=dict)  # id -> why not here
+    not_testable: dict[str, str] = field(default_factory=dict)  # id -> what this host lacks
     budget_min: float | None = None
     planned_min: float | None = None
 
@@ -63,6 +64,7 @@ class Plan:
             "planned": self.planned,
             "over_budget": {k: round(v, 1) for k, v in self.over_budget.items()},
             "elsewhere": self.elsewhere,
+            "not_testable": self.not_testable,
             "budget_min": self.budget_min,
             "planned_min": None if self.planned_min is None else round(self.planned_min, 1),
         }
@@ -89,25 +91,45 @@ def _other_host(cfg: dict) -> bool:
 
 
 def need_of(entry: dict) -> Need | str:
-    """What the entry's check needs in the config, or why it cannot be planned here."""
+    """What the entry's check needs in the config, or why it cannot be planned here. A study's
+    own needs (its cells) narrow its part of the shipped config the entry names, which gives
+    the rest (sizes, iterations); the pair study's needs stand alone (the config gives those)."""
     study = studies.get(entry["study"])
     found = study.finding_needs(entry["check"], entry.get("args") or {})
     if isinstance(found, str):
         return f"{found}: run {entry['config']}" if entry.get("config") else found
-    if isinstance(found, dict):
-        return Need(entry["study"], found)
-    if not entry.get("config"):
-        return "no shipped config runs it"
+    if entry["study"] == "pairs" or not entry.get("config"):
+        return Need(entry["study"], found) if isinstance(found, dict) else "no shipped config runs it"
     cfg = yaml.safe_load((REPO_ROOT / entry["config"]).read_text())
     if _other_host(cfg):
         return f"needs a second host: run {entry['config']} (see docs/hosts.md)"
     part = copy.deepcopy(cfg["studies"][entry["study"]])
     part.setdefault("runtimes", list(cfg.get("runtimes", ["docker"])))
+    part |= found or {}
     return Need(entry["study"], part, tuple(part["runtimes"]))
+
+
+def lacking(need: Need, runtime_options: dict) -> str | None:
+    """What this host lacks for a need, as the scorecard says it, or None: VMs that would run
+    under TCG (an emulator, not a hypervisor), OVS without its kernel datapath."""
+    from interference import runtimes
+
+    if "vm" in need.part.get("runtimes", need.runtimes):
+        accel, why = runtimes.ADAPTERS["vm"](**runtime_options.get("vm", {})).accel()
+        if accel == "tcg":
+            return f"VMs here run under TCG, an emulator, not a hypervisor ({why})"
+    modes = [*need.part.get("modes", []), *need.part.get("nested_modes", [])]
+    if any("ovs" in m for m in modes) and not Path("/sys/module/openvswitch").exists():
+        return "no Open vSwitch kernel module here: only its userspace datapath runs, not the one the paper measured"
+    return None
 
 
 def _unite(a: list, b: list) -> list:
     return a + [x for x in b if x not in a]
+
+
+def _counts(d: dict) -> bool:
+    return all(isinstance(x, int) for x in d.values())
 
 
 def _defaults(study: str) -> set[str]:
@@ -137,6 +159,8 @@ def merged(config: dict, needs: list[Need]) -> dict:
         for k, v in n.part.items():
             if isinstance(v, list) and isinstance(part.get(k), list):
                 part[k] = _unite(part[k], v)
+            elif isinstance(v, dict) and isinstance(part.get(k), dict) and _counts(v) and _counts(part[k]):
+                part[k] = {c: max(part[k].get(c, 0), v.get(c, 0)) for c in {**part[k], **v}}  # runs per cell
             elif k not in part and not (isinstance(v, list) and k in defaults):
                 # A list the config leaves to its default keeps it (no `pairs`: every pair).
                 part[k] = copy.deepcopy(v)
@@ -189,11 +213,18 @@ def expand(
     a config's model seconds (needed with budget_min), `scale` this host's factor on them."""
     entries = select(catalogue(path), config.get("findings") or [])
     base = {k: v for k, v in config.items() if k not in ("findings", "budget_min", "findings_plan")}
+    # Extra runs that settle.py adds do not change which findings are planned (nor the cache).
+    base = copy.deepcopy(base)
+    settling = {
+        n: p.pop("extra_repetitions") for n, p in base.get("studies", {}).items() if "extra_repetitions" in p
+    }
     needs, plan = {}, Plan(budget_min=config.get("budget_min"))
     for e in entries:
         n = need_of(e)
         if isinstance(n, str):
             plan.elsewhere[e["id"]] = n
+        elif why := lacking(n, config.get("runtime_options") or {}):
+            plan.not_testable[e["id"]] = why
         else:
             needs[e["id"]] = n
     budget = config.get("budget_min")
@@ -214,6 +245,8 @@ def expand(
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 cached.write_text(json.dumps(plan.record()) + "\n")
     out = merged(base, [needs[i] for i in plan.planned])
+    for name, extra in settling.items():
+        out["studies"][name]["extra_repetitions"] = extra
     out["findings"], out["budget_min"] = config.get("findings"), budget
     out["findings_plan"] = plan.record()
     return out
@@ -223,7 +256,7 @@ def plan_lines(record: dict) -> list[str]:
     """The findings part of the plan printed before the first run."""
     if not record:
         return []
-    n = len(record["planned"]) + len(record["over_budget"]) + len(record["elsewhere"])
+    n = sum(len(record.get(k) or ()) for k in ("planned", "over_budget", "elsewhere", "not_testable"))
     line = f"Findings: {len(record['planned'])} of {n} asked are planned"
     if record.get("budget_min") is not None:
         line += f" within the budget of {record['budget_min']:g} min (about {record['planned_min']:.0f} min by the models)"
@@ -232,4 +265,6 @@ def plan_lines(record: dict) -> list[str]:
         line += f"; {len(record['over_budget'])} over the budget ({', '.join(record['over_budget'])}: {extra:.0f} min more)"
     if record["elsewhere"]:
         line += f"; {len(record['elsewhere'])} need what this config cannot give ({', '.join(record['elsewhere'])})"
+    if record.get("not_testable"):
+        line += f"; {len(record['not_testable'])} not testable here ({', '.join(record['not_testable'])})"
     return [line + "."]

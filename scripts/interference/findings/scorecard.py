@@ -22,13 +22,13 @@ import yaml
 from interference import studies
 from interference.findings import section
 from interference.findings.claims import MOST, QUANTIFIERS, judge_claim
-from interference.findings.verdict import NOT_RUN, Band, Measure, Skip
+from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Band, Measure, Skip
 from interference.report.load import StatsDir
 
 COLUMNS = [
     "id", "paper", "source", "claim", "study", "check", "quantifier", "quantity", "expect_low",
     "expect_high", "published", "published_from", "ours", "ci_low", "ci_high", "what", "n", "cells",
-    "tau2", "i2", "pred_low", "pred_high", "verdict", "reason", "holds_in", "settle", "evidence", "config",
+    "tau2", "i2", "pred_low", "pred_high", "verdict", "reason", "holds_in", "settle", "settle_factor", "evidence", "config",
 ]  # fmt: skip
 
 ENTRY = {
@@ -109,19 +109,24 @@ class Context:
         return self.read[name].copy()
 
 
-def plan_reasons(env: dict) -> dict[str, str]:
-    """Why the plan left findings out (config findings_plan, findings/plan.py), by id."""
+def plan_reasons(env: dict) -> dict[str, tuple[str, str]]:
+    """Why the plan left findings out (config findings_plan, findings/plan.py): by id, the
+    verdict and the reason."""
     record = env.get("config", {}).get("findings_plan") or {}
     budget = record.get("budget_min")
     out = {
-        i: f"over the budget of {budget:g} min: its runs would add about {m:.0f} min (a larger budget_min, "
-        "or make paper BUDGET=...)"
+        i: (NOT_RUN, f"over the budget of {budget:g} min: its runs would add about {m:.0f} min (a larger "
+            "budget_min, or make paper BUDGET=...)")
         for i, m in (record.get("over_budget") or {}).items()
+    }  # fmt: skip
+    out |= {i: (NOT_RUN, why) for i, why in (record.get("elsewhere") or {}).items()}
+    return out | {
+        i: (NOT_TESTABLE, f"not testable here: {why}")
+        for i, why in (record.get("not_testable") or {}).items()
     }
-    return out | dict(record.get("elsewhere") or {})
 
 
-def score_one(entry: dict, ctx: Context | None, planned: str = "") -> dict:
+def score_one(entry: dict, ctx: Context | None, planned: tuple[str, str] | None = None) -> dict:
     band = Band.of(entry["expect"])
     check = studies.get(entry["study"]).checks()[entry["check"]]
     row = {
@@ -140,7 +145,8 @@ def score_one(entry: dict, ctx: Context | None, planned: str = "") -> dict:
     )
     if isinstance(result, Skip):
         # Not run because the plan left it out: the plan says why (its data may be there anyway).
-        return {**row, "verdict": result.verdict, "reason": planned or result.why}
+        verdict, why = planned or (result.verdict, result.why)
+        return {**row, "verdict": verdict, "reason": why}
     m: Measure = result
     j = judge_claim(m, band, entry["quantifier"], lambda x: section.value(x, row["quantity"]))
     if row["published"] is None and m.published is not None:
@@ -162,6 +168,7 @@ def score_one(entry: dict, ctx: Context | None, planned: str = "") -> dict:
         "reason": j.reason,
         "holds_in": j.holds_in,
         "settle": j.settle,
+        "settle_factor": j.settle_factor,
         "evidence": "; ".join(m.evidence),
         # The config that runs it is named only where this one does not.
         "config": "",
@@ -175,7 +182,7 @@ def scorecard(
     env = stats.environment()
     contexts = {s: Context(stats, s, env, Path(published_dir)) for s in study_names}
     planned = plan_reasons(env)
-    rows = [score_one(e, contexts.get(e["study"]), planned.get(e["id"], "")) for e in catalogue]
+    rows = [score_one(e, contexts.get(e["study"]), planned.get(e["id"])) for e in catalogue]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -130,6 +130,18 @@ class CreationStudy(Study):
             out["child_image"] = f["variant"].removeprefix("/")
         return out
 
+    def finding_needs(self, check, args):
+        """creation_ratio: the two entities' runtimes (a nested one's child-image variant);
+        parents_over_children: nested parents loading the child image, one child and more."""
+        if check == "parents_over_children":
+            return {"runtimes": ["nested"], "nested_child_image": ["load"]}
+        sides = [args["a"], args["b"]]
+        out = {"runtimes": list(dict.fromkeys(s["runtime"] for s in sides)), "children": [1]}
+        variants = [s["variant"] for s in sides if s["runtime"] == "nested" and "variant" in s]
+        if variants:
+            out["nested_child_image"] = list(dict.fromkeys(variants))
+        return out
+
     def expected_seconds(self, settings):
         """Each parent started (a nested one loading the child image if so), each child too."""
         c = entity_times.constants()

@@ -200,6 +200,25 @@ class NetworkStudy(Study):
         remote = {"remote_host": cfg["remote_host"]} if parts["direction"] == "to-remote" else {}
         return {**parts, **{k: cfg[k] for k in keys}, **remote}
 
+    def finding_needs(self, check, args):
+        """network_ratio: bare metal's host-to-host row (the reference) and the compared
+        runtimes' modes, the metric's microservice, the direction."""
+        sides = [(args["runtime"], args["mode"])]
+        if "over_runtime" in args or "over_mode" in args:
+            sides.append((args.get("over_runtime", args["runtime"]), args.get("over_mode", args["mode"])))
+        flat = ["host", *[m for rt, m in sides if not is_nested(rt)]]
+        out = {
+            "runtimes": list(dict.fromkeys(["host", *[rt for rt, _ in sides]])),
+            "microservices": ["NS" if args["metric"] == "throughput" else "NR"],
+            "modes": list(dict.fromkeys(flat)),
+        }
+        nested = [m for rt, m in sides if is_nested(rt)]
+        if nested:
+            out["nested_modes"] = list(dict.fromkeys(nested))
+        if "direction" in args:
+            out["directions"] = [args["direction"]]
+        return out
+
     def expected_seconds(self, settings):
         """The entity (and the server's) started, then its tests."""
         extra = entity_times.constants()["network_extra_s"].get(settings["microservice"], 0.3)

@@ -47,8 +47,10 @@ def repetitions(config: dict, case: str) -> int:
 
 
 def runs(config: dict) -> list[dict]:
-    """Every (runtime, case, pair, repetition) run of the config."""
+    """Every (runtime, case, pair, repetition) run of the config: `repetitions` of each cell, and
+    a cell's extra_repetitions after them."""
     out = []
+    extra = config.get("extra_repetitions") or {}
     every = [(c, r) for c in config["cases"] for r in range(1, repetitions(config, c) + 1)]
     for runtime, (case, rep) in itertools.product(config["runtimes"], every):
         groups = (
@@ -57,6 +59,18 @@ def runs(config: dict) -> list[dict]:
             else pairs(config["microservices"], config.get("pairs"))
         )
         out += [{"runtime": runtime, "case": case, "pair": pair_name(g), "repetition": rep} for g in groups]
+    ran = {tuple(sorted(g)) for g in pairs(config["microservices"], config.get("pairs"))}
+    for runtime in config["runtimes"]:
+        for cell, more in extra.items():
+            case, pair = cell.split("/")
+            members = members_of(pair)
+            known = len(members) == 1 if case in ALONE_CASES else tuple(sorted(members)) in ran
+            if case not in config["cases"] or not known or not set(members) <= set(config["microservices"]):
+                continue  # a cell this config does not run
+            members = sorted(members, key=config["microservices"].index)
+            first = repetitions(config, case) + 1
+            out += [{"runtime": runtime, "case": case, "pair": pair_name(members), "repetition": r}
+                    for r in range(first, first + more)]  # fmt: skip
     return out
 
 

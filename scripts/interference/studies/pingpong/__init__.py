@@ -164,6 +164,15 @@ class PingPongStudy(Study):
     def run_row(self, meta):
         return {"layer": meta["settings"]["layer"]}
 
+    def finding_needs(self, check, args):
+        """pingpong_ratio: the layer and the one it is over, on the runtimes that run them
+        (bare metal its two, Docker the containers', as paper 003)."""
+        layers = list(dict.fromkeys([args["baseline"], args["layer"]]))
+        return {
+            "layers": layers,
+            "runtimes": [rt for rt in ("host", "docker") if set(layers) & set(runs_layers(rt))],
+        }
+
     def expected_seconds(self, settings):
         """The layer set up, then every size's tests."""
         c = entity_times.constants()

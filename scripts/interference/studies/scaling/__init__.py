@@ -78,6 +78,10 @@ class ScalingStudy(Study):
     def run_row(self, meta):
         return {"instances": meta["settings"]["instances"]}
 
+    def finding_needs(self, check, args):
+        """runtime_ratio: the runtime's scaling runs and bare metal's, the reference."""
+        return {"runtimes": list(dict.fromkeys(["host", args["runtime"]]))}
+
     def expected_seconds(self, settings):
         """N entities started, then each runs its executions, N on the host's cores at once."""
         c = entity_times.constants()
