@@ -187,3 +187,28 @@ def test_bonnie_needs_twice_the_memory_unless_direct_io():
     PairsStudy._check_bonnie({**buffered, "direct_io": True}, "1g")  # O_DIRECT: no page cache to outgrow
     with pytest.raises(StudyConfigError, match="twice sizes.B.ram_mb"):
         PairsStudy._check_bonnie({**buffered, "file_size_mb": 300, "direct_io": True}, "1g")
+
+
+def test_a_config_includes_others_and_their_runs_stay_the_same_runs():
+    """The default's pair study with paper 003's ping-pong included: both studies, the runtimes
+    united, and every ping-pong run with exactly the settings config/paper003-ci.yaml gives it
+    alone (the same meta.json, so neither config reruns the other's runs)."""
+    from interference import studies
+
+    cfg = validate({"include": ["config/paper003-ci.yaml"], "studies": {"pairs": {"microservices": ["L"], "cases": ["1"]}}},
+                   machine=False)  # fmt: skip
+    alone = load(REPO / "config/paper003-ci.yaml")
+    assert set(cfg["studies"]) == {"pairs", "pingpong"} and {"docker", "host"} <= set(cfg["runtimes"])
+    assert cfg["studies"]["pairs"]["runtimes"] == ["docker"]
+
+    def settings(c):
+        part = c["studies"]["pingpong"]
+        return {
+            (rt, r.key): studies.run_settings(c, "pingpong", rt, r.key, r.repetition)
+            for rt in part["runtimes"]
+            for r in studies.get("pingpong").runs_on(part, rt)
+        }
+
+    assert settings(cfg) == settings(alone) and settings(cfg)
+    with pytest.raises(ConfigError, match="include names 'config/none.yaml', which is no file here"):
+        validate({"include": ["config/none.yaml"], "studies": {}}, machine=False)

@@ -132,3 +132,18 @@ def test_what_this_host_lacks_makes_a_finding_not_testable_here():
     assert "vm" not in cfg["studies"]["scaling"]["runtimes"]
     verdict, reason = plan_reasons({"config": cfg})["001-3"]
     assert verdict == "not testable on this machine" and "TCG" in reason
+
+
+def test_the_findings_section_says_what_the_plan_ran_and_left_out():
+    from interference.findings.section import plan_sentence
+
+    record = {"planned": ["000-7", "003-1"], "over_budget": {"000-9": 4.2}, "elsewhere": {"004-7": "x"},
+              "not_testable": {"001-3": "TCG"}, "budget_min": 45, "planned_min": 38.4}  # fmt: skip
+    text = plan_sentence(record)
+    assert text.startswith(
+        "**The plan.** The config asked for 5 findings; 2 were planned within its budget of 45 min"
+    )
+    assert "about 38 min by the models" in text and "1 over the budget (000-9)" in text
+    assert "1 need what this machine lacks (001-3)" in text
+    assert "over the budget" not in plan_sentence({**record, "over_budget": {}})
+    assert plan_sentence({}) == ""

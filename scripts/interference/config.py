@@ -108,6 +108,8 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
     _check(config, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
     if config["host"] is None:
         config["host"] = socket.gethostname().split(".")[0]
+    if config["include"]:
+        config = _with_includes(config, source)
     if config["findings"] and not config["findings_plan"]:
         config = _with_findings(config, source)
     if not config["studies"]:
@@ -203,6 +205,33 @@ def model_seconds(config: dict) -> float:
                     + estimate.AFTER_PER_RUN_S
                 )
     return total
+
+
+def _with_includes(config: dict, source: str) -> dict:
+    """The config with the studies of the configs it includes united into its own (lists
+    joined, other keys kept where it has them: findings/plan.merged)."""
+    from interference.findings import plan
+
+    needs = []
+    for name in config["include"]:
+        path = next((p for p in (Path(name), REPO_ROOT / name) if p.is_file()), None)
+        if path is None:
+            raise ConfigError(
+                f"{source} is invalid, {NOTHING_RAN}: include names {name!r}, which is no file here."
+            )
+        other = read_yaml(path) or {}
+        if other.get("include"):
+            raise ConfigError(
+                f"{source} is invalid, {NOTHING_RAN}: {name} includes others; include only plain configs."
+            )
+        top = list(other.get("runtimes") or ["docker"])
+        for study, part in (other.get("studies") or {}).items():
+            part = {"runtimes": top, **part}
+            needs.append(plan.Need(study, part, tuple(part["runtimes"])))
+    out = plan.merged({k: v for k, v in config.items() if k != "include"}, needs)
+    out["include"] = []  # united: validating the result again includes nothing twice
+    _check(out, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
+    return out
 
 
 def _with_findings(config: dict, source: str) -> dict:

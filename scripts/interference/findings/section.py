@@ -124,6 +124,26 @@ def fidelity(stats_dir) -> list[str]:
     return out
 
 
+def plan_sentence(record: dict) -> str:
+    """What the plan of findings (config findings_plan) ran and left out, and why."""
+    if not record:
+        return ""
+    parts = {k: list(record.get(k) or ()) for k in ("planned", "over_budget", "elsewhere", "not_testable")}
+    asked = sum(len(x) for x in parts.values())
+    text = (
+        f"**The plan.** The config asked for {plural(asked, 'finding')}; {len(parts['planned'])} were planned"
+    )
+    if record.get("budget_min") is not None:
+        text += f" within its budget of {record['budget_min']:g} min (about {record['planned_min']:.0f} min by the models)"
+    left = [
+        (parts["over_budget"], "over the budget"),
+        (parts["elsewhere"], "need another host or another definition of a study"),
+        (parts["not_testable"], "need what this machine lacks"),
+    ]
+    said = [f"{len(ids)} {what} ({esc(', '.join(ids))})" for ids, what in left if ids]
+    return text + ("; " + "; ".join(said) if said else "") + ". Each row below says why."
+
+
 def blocks(doc) -> list[Block]:
     path = doc.stats_dir / "findings.tsv"
     out = [md("## Findings")]
@@ -131,6 +151,8 @@ def blocks(doc) -> list[Block]:
         return out + [md(f"No scorecard was given to this report ({esc(path)}).")]
     df = read_tsv(path, numeric=NUMERIC)
     out.append(md(esc(lead(df))))
+    if sentence := plan_sentence(doc.config.get("findings_plan") or {}):
+        out.append(md(sentence))
     c = counts(df)
     out.append(
         doc.table(
