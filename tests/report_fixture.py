@@ -4,7 +4,7 @@ Synthetic meta.json files (three microservices: L for CPU, S for memory and a st
 disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
 interference.run_info (pairs/runs.tsv, environment.json); samples drawn from those runs'
 iterations (with telemetry) -> the pair study's statistics
-(pairs/{summary,interference,anova,posthoc,runtimes,contention,split}.tsv),
+(pairs/{summary,interference,anova,posthoc,runtimes,contention,pressure_correlation,split}.tsv),
 its published comparison (pairs/published.tsv) and the findings scorecard (findings.tsv). Some iterations fall outside the overlap,
 two fail, some groups vary by more than 10 %, so every part of the report has something to show.
 
@@ -319,6 +319,7 @@ def make_fixture(
         # The baselines again an hour later, 3 % slower (higher is better) or 3 % longer.
         "drift": drift.drift(pd.concat([samples, end_of_study(samples)]), 1),
     }
+    tables["pressure_correlation"] = iteration_telemetry.pressure_correlation(tables["contention"])
     for name, df in tables.items():
         write(df, pairs / f"{name}.tsv")
     inputs = {"summary": pairs / "summary.tsv", "interference": pairs / "interference.tsv"}

@@ -587,3 +587,24 @@ def test_read_samples_keeps_ids_as_strings(tmp_path):
     assert back["value"].isna().tolist() == [False, True, False]
     s = st.summarize(back)
     assert one(s, case="1")["n_excluded_failed"] == 1
+
+
+def test_pressure_correlation_is_spearmans_rho_by_hand():
+    """Pressure ranks 1..5 against performance ranks 5, 4, 3, 1, 2: without ties Spearman's rho is
+    1 - 6 Σd² / (n(n² - 1)); a target with one pressure value gives no row."""
+    from interference.studies.pairs.statistics.iteration_telemetry import pressure_correlation
+
+    pressure = [0.1, 0.2, 0.3, 0.4, 0.5]
+    perf = [1.0, 0.9, 0.8, 0.6, 0.7]
+    rows = [{"host": "h", "runtime": "docker", "case": "2", "target": "L", "relative": r, "psi_cpu_some": p}
+            for p, r in zip(pressure, perf)]  # fmt: skip
+    rows += [{"host": "h", "runtime": "docker", "case": "3a", "target": "S", "relative": r, "psi_cpu_some": 0.2}
+             for r in perf]  # fmt: skip
+    rows += [
+        {"host": "h", "runtime": "docker", "case": "1", "target": "L", "relative": 9.0, "psi_cpu_some": 0.9}
+    ]
+    t = pressure_correlation(pd.DataFrame(rows))
+    ranks_perf = [5, 4, 3, 1, 2]  # of 1.0, 0.9, 0.8, 0.6, 0.7
+    d2 = sum((i + 1 - r) ** 2 for i, r in enumerate(ranks_perf))
+    assert list(t["target"]) == ["L"] and t["n"].iloc[0] == 5  # Case 1 is not concurrent
+    assert t["rho"].iloc[0] == pytest.approx(1 - 6 * d2 / (5 * (25 - 1)))

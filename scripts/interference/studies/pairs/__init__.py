@@ -76,6 +76,8 @@ class PairsStudy(Study):
         "host_anova": Table("statistics.tables:host_anova"),
         # Each measured iteration beside the run's telemetry over it (empty without telemetry).
         "contention": Table("statistics.tables:contention"),
+        # Performance against CPU pressure over the concurrent iterations (Spearman, per target).
+        "pressure_correlation": Table("statistics.tables:pressure_correlation", needs=("contention",)),
         # Each Case 2/3a IR as the limit's effect (1u against 1) and the partner's (against 1u).
         "split": Table("statistics.tables:split", threads=2),
         # Case 1 re-measured after all other runs against the first (empty without drift_check).

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
-from scipy import stats
 
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, p_str, pct, plural
@@ -107,16 +106,16 @@ class Contention:
                     alt="Scatter plots of relative performance against host CPU pressure per microservice",
                 )
             )
-            sentences = []
-            for target in targets:
-                t = concurrent[concurrent["target"] == target]
-                if len(t) >= 5 and t["psi_cpu_some"].nunique() > 1:
-                    rho, p = stats.spearmanr(t["psi_cpu_some"], t["relative"])
-                    sentences.append(f"{esc(target)} ρ = {num(rho, 2)} ({p_str(p)}, "
-                                     f"{plural(len(t), 'sample')})")  # fmt: skip
+            corr = self.data.doc.stats.table("pairs", "pressure_correlation", ["n", "rho", "p"])
+            sentences = [
+                f"{esc(r.target)} ρ = {num(r.rho, 2)} ({p_str(r.p)}, {plural(int(r.n), 'sample')})"
+                for r in corr.itertuples(index=False)
+                if r.target in targets
+            ]
             if sentences:
                 blocks.append(
                     md("Spearman's rank correlation of performance with CPU pressure in the concurrent cases "
-                       f"(negative: slower when tasks waited more for CPU): {'; '.join(sentences)}.")
+                       f"(negative: slower when tasks waited more for CPU; results/stats/pairs/"
+                       f"pressure_correlation.tsv): {'; '.join(sentences)}.")
                 )  # fmt: skip
         return blocks

@@ -48,3 +48,27 @@ def contention(samples: pd.DataFrame) -> pd.DataFrame:
     higher = d["higher_is_better"].astype(str) == "True"
     d["relative"] = (d["value"] / d["baseline"]).where(higher, d["baseline"] / d["value"])
     return d[COLUMNS].sort_values(KEYS, kind="stable").reset_index(drop=True)
+
+
+PRESSURE_COLUMNS = ["host", "runtime", "target", "n", "rho", "p"]
+MIN_PRESSURE_SAMPLES = 5
+
+
+def pressure_correlation(contention_table: pd.DataFrame) -> pd.DataFrame:
+    """Per host, runtime and target: Spearman's rank correlation of a measured iteration's relative
+    performance with the host's CPU pressure (some) over it, in the concurrent cases; only with at
+    least MIN_PRESSURE_SAMPLES iterations and more than one pressure value."""
+    from scipy import stats
+
+    from interference.studies.pairs.cases import CONCURRENT_CASES
+
+    d = contention_table.copy()
+    for c in ("relative", "psi_cpu_some"):
+        d[c] = pd.to_numeric(d.get(c), errors="coerce")
+    d = d[d["case"].astype(str).isin(CONCURRENT_CASES) & d["relative"].notna() & d["psi_cpu_some"].notna()]
+    rows = []
+    for (host, runtime, target), t in d.groupby(["host", "runtime", "target"], sort=False):
+        if len(t) >= MIN_PRESSURE_SAMPLES and t["psi_cpu_some"].nunique() > 1:
+            rho, p = stats.spearmanr(t["psi_cpu_some"], t["relative"])
+            rows.append({"host": host, "runtime": runtime, "target": target, "n": len(t), "rho": rho, "p": p})
+    return pd.DataFrame(rows, columns=PRESSURE_COLUMNS)

@@ -63,6 +63,10 @@ def contention(inputs, jobs):
     return iteration_telemetry.contention(_study_samples(inputs, with_unlimited=True))
 
 
+def pressure_correlation(inputs, jobs):
+    return iteration_telemetry.pressure_correlation(read_samples(inputs["contention"]))
+
+
 def split(inputs, jobs):
     return limit_partner.split(_study_samples(inputs, with_unlimited=True), jobs=jobs)
 
