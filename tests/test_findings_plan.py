@@ -103,7 +103,7 @@ def test_a_config_of_findings_gets_their_runs_and_records_its_plan():
 
 def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the probe and the plan's cache go under results/
-    raw = {"findings": ["000-7", "000-9"], "budget_min": 8, "runtimes": ["docker"], "studies": {
+    raw = {"findings": ["000-7", "000-9"], "budget_min": 6, "runtimes": ["docker"], "studies": {
         "pairs": {"iterations": 3, "repetitions": 1, "window_s": {"2": 4, "3a": 4, "3b": 4},
                   "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
                   "sizes": {"L": {"n": 1000}, "B": {"file_size_mb": 2048, "ram_mb": 1024}}}}}  # fmt: skip
@@ -111,11 +111,11 @@ def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, 
     record = cfg["findings_plan"]
     # L+L in Case 2 is cheap; B+B in every case (Bonnie++'s 12 s iterations) is not.
     assert record["planned"] == ["000-7"] and list(record["over_budget"]) == ["000-9"]
-    assert record["planned_min"] <= 8 and (tmp_path / "results/plan").is_dir()
+    assert record["planned_min"] <= 6 and (tmp_path / "results/plan").is_dir()
     assert "B" not in cfg["studies"]["pairs"]["microservices"]
     verdict, reason = plan_reasons({"config": cfg})["000-9"]
     assert verdict == "not run in this config"
-    assert reason.startswith("over the budget of 8 min: its runs would add about")
+    assert reason.startswith("over the budget of 6 min: its runs would add about")
     # The same inputs read the same plan back (every job process of one invocation).
     assert config_module.validate(raw, machine=False)["findings_plan"] == record
 

@@ -174,9 +174,9 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
     return config
 
 
-def model_seconds(config: dict) -> float:
-    """A config's runs by the studies' models, unscaled, parsing included (a run without a
-    model counts estimate.NO_MODEL_S)."""
+def model_seconds(config: dict, scale: float = 1.0) -> float:
+    """A config's runs by the studies' models, parsing included (a run without a model counts
+    estimate.NO_MODEL_S), each model's part beyond its wall-clock time scaled by `scale`."""
     from interference import estimate
 
     # A study part that is not complete yet (the config's `how` before a finding adds its
@@ -196,14 +196,14 @@ def model_seconds(config: dict) -> float:
         study = studies.get(name)
         for rt in part["runtimes"]:
             for r in study.runs_on(part, rt):
-                s = study.expected_seconds(
-                    {"host": cfg["host"], **studies.run_settings(cfg, name, rt, r.key, r.repetition)}
-                )
-                total += (
-                    (estimate.NO_MODEL_S if s is None else s)
-                    + estimate.PARSE_PER_RUN_S
-                    + estimate.AFTER_PER_RUN_S
-                )
+                settings = {"host": cfg["host"], **studies.run_settings(cfg, name, rt, r.key, r.repetition)}
+                s = study.expected_seconds(settings)
+                if s is None:
+                    s = estimate.NO_MODEL_S * scale
+                else:
+                    fixed = study.fixed_seconds(settings)
+                    s = fixed + (s - fixed) * scale
+                total += s + estimate.PARSE_PER_RUN_S + estimate.AFTER_PER_RUN_S
     return total
 
 
@@ -243,7 +243,9 @@ def _with_findings(config: dict, source: str) -> dict:
     budget = config["budget_min"] is not None
     scale = cached_probe(Path("results"), config["host"]) / REFERENCE_S if budget else 1.0
     try:
-        out = plan.expand(config, model_seconds, scale, Path("results") / "plan" if budget else None)
+        out = plan.expand(
+            config, lambda c: model_seconds(c, scale), scale, Path("results") / "plan" if budget else None
+        )
     except plan.PlanError as e:
         raise ConfigError(f"{source} is invalid, {NOTHING_RAN}: {e}.") from None
     _check(out, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)

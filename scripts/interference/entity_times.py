@@ -1,5 +1,5 @@
-"""The time models' constants of the studies that start entities (containers/entity-times.yaml):
-what one entity of a runtime costs to start and remove, and the fixed parts of their runs."""
+"""The time models' constants of the studies that start entities (containers/entity-times.yaml),
+per study: what a run and each entity cost on a runtime, in the reference machine's seconds."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ PATH = REPO_ROOT / "containers" / "entity-times.yaml"
 
 
 @functools.cache
-def constants() -> dict:
-    return yaml.safe_load(PATH.read_text())
+def constants(study: str) -> dict:
+    return yaml.safe_load(PATH.read_text())[study]
 
 
-def start_s(runtime: str) -> float:
-    """One entity's start and removal; a runtime not listed counts as Docker's."""
-    starts = constants()["start_s"]
-    return float(starts.get(runtime, starts["docker"]))
+def per_runtime(study: str, key: str, runtime: str) -> float:
+    """A study's per-runtime constant; a runtime not listed counts as Docker's."""
+    table = constants(study)[key]
+    return float(table.get(runtime, table.get("docker", 0.0)))

@@ -110,7 +110,12 @@ class Scale:
     detail: str = ""
 
 
-def model_scale(past: dict[str, list[float]], model_of: Callable[[dict], float | None], probe=None) -> Scale:
+def model_scale(
+    past: dict[str, list[float]],
+    model_of: Callable[[dict], float | None],
+    probe=None,
+    fixed_of: Callable[[dict], float] = lambda s: 0.0,
+) -> Scale:
     """Over this host's earlier runs where a model exists, the seconds they took over what the
     models said (a ratio of sums: long runs weigh as they do in a total); with fewer than
     MIN_HISTORY_RUNS of those, probe() / host_probe.REFERENCE_S (probe: a callable giving this
@@ -119,12 +124,13 @@ def model_scale(past: dict[str, list[float]], model_of: Callable[[dict], float |
     n = 0
     for sid, durations in past.items():
         try:
-            expected = model_of(json.loads(sid))
+            settings = json.loads(sid)
+            expected, fixed = model_of(settings), fixed_of(settings)
         except (ValueError, KeyError, TypeError):
             continue
-        if expected:
-            taken += sum(durations)
-            expected_sum += expected * len(durations)
+        if expected and expected > fixed:  # what scales: the model less its wall-clock part
+            taken += sum(d - fixed for d in durations)
+            expected_sum += (expected - fixed) * len(durations)
             n += len(durations)
     if n >= MIN_HISTORY_RUNS:
         return Scale(taken / expected_sum, "history", f"{n} earlier runs of this host against their models")
@@ -141,15 +147,20 @@ def model_scale(past: dict[str, list[float]], model_of: Callable[[dict], float |
 
 
 def estimate(
-    runs: list[PlannedRun], past: dict[str, list[float]], model: Callable, scale: Scale = Scale()
+    runs: list[PlannedRun],
+    past: dict[str, list[float]],
+    model: Callable,
+    scale: Scale = Scale(),
+    fixed: Callable = lambda r: 0.0,
 ) -> list[PlannedRun]:
-    """Each run with its expected seconds: from history, else model(run) × scale (None: no estimate)."""
+    """Each run with its expected seconds: from history, else model(run), its part beyond the
+    wall-clock fixed(run) scaled to this host (None: no estimate)."""
     out = []
     for r in runs:
         if durations := past.get(settings_id(r.settings)):
             seconds, source = statistics.median(durations), "history"
         elif (seconds := model(r)) is not None:
-            seconds *= scale.factor
+            seconds = fixed(r) + (seconds - fixed(r)) * scale.factor
             source = "model"
         else:
             source = ""

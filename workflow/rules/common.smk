@@ -167,9 +167,14 @@ def planned_runs():
         past,
         lambda s: STUDIES[s["study"]].expected_seconds(s) if s.get("study") in STUDIES else None,
         (lambda: host_probe.cached_probe(Path("results"), HOST, keep=False)) if runs else None,
+        lambda s: STUDIES[s["study"]].fixed_seconds(s) if s.get("study") in STUDIES else 0.0,
     )
     return estimate.estimate(
-        runs, past, lambda r: STUDIES[r.study].expected_seconds(r.settings), PLAN_SCALE
+        runs,
+        past,
+        lambda r: STUDIES[r.study].expected_seconds(r.settings),
+        PLAN_SCALE,
+        lambda r: STUDIES[r.study].fixed_seconds(r.settings),
     )
 
 

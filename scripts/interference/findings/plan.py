@@ -210,7 +210,8 @@ def expand(
     path: Path = CATALOGUE,
 ) -> dict:
     """The config with its findings' runs added (and `findings_plan` recorded); `seconds` gives
-    a config's model seconds (needed with budget_min), `scale` this host's factor on them."""
+    a config's model seconds on this host (needed with budget_min), `scale` its factor (part of
+    the cache's key)."""
     entries = select(catalogue(path), config.get("findings") or [])
     base = {k: v for k, v in config.items() if k not in ("findings", "budget_min", "findings_plan")}
     # Extra runs that settle.py adds do not change which findings are planned (nor the cache).
@@ -238,7 +239,7 @@ def expand(
             plan.planned_min = record["planned_min"]
         else:
             left = budget * 60 - FIXED_S
-            fitted = fit(base, needs, lambda c: seconds(c) * scale, left)
+            fitted = fit(base, needs, seconds, left)
             plan.planned, plan.over_budget = fitted.planned, fitted.over_budget
             plan.planned_min = fitted.planned_min + FIXED_S / 60
             if cached:

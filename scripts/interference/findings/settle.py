@@ -83,10 +83,10 @@ def plan_settle(config_path: Path, findings: pd.DataFrame, budget_min: float) ->
                 needs[r.id] = plan.Need("pairs", {"extra_repetitions": extra})
     # The budget is for the extra runs: their model seconds, scaled to this host by its probe.
     scale = cached_probe(Path("results"), cfg["host"]) / REFERENCE_S if needs else 1.0
-    now = model_seconds(base) if needs else 0.0
+    now = model_seconds(base, scale) if needs else 0.0
 
     def seconds(c: dict) -> float:
-        return (model_seconds(c) - now) * scale
+        return model_seconds(c, scale) - now
 
     chosen = plan.fit(base, needs, seconds, budget_min * 60) if needs else plan.Plan()
     merged = plan.merged(base, [needs[i] for i in chosen.planned])

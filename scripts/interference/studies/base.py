@@ -187,6 +187,11 @@ class Study(abc.ABC):
         with the others, or None: the study's part of the shipped config the finding names."""
         return None
 
+    def fixed_seconds(self, settings: dict) -> float:
+        """The part of expected_seconds that is wall-clock time on any host (a test's fixed
+        duration), which the estimate does not scale to a host's speed."""
+        return 0.0
+
     def expected_seconds(self, settings: dict) -> float | None:
         """The study's model of a run's wall time (the time estimate where this host has not
         measured the same run before); None: no model, the estimate says so."""

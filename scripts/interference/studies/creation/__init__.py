@@ -143,13 +143,17 @@ class CreationStudy(Study):
         return out
 
     def expected_seconds(self, settings):
-        """Each parent started (a nested one loading the child image if so), each child too."""
-        c = entity_times.constants()
-        start = entity_times.start_s(settings["runtime"])
+        """The runtime's start-up, each parent (a nested one loading the child image if so),
+        each nested child."""
+        c, rt = entity_times.constants("creation"), settings["runtime"]
         n, children = settings["entities"], settings["children"]
         load = c["load_child_image_s"] if settings.get("child_image") == "load" else 0.0
-        nested = settings["runtime"] == "nested"
-        return n * (start + load) + (n * children * entity_times.start_s("docker") if nested else 0.0)
+        nested = n * children * c["child_s"] if rt == "nested" else 0.0
+        return (
+            entity_times.per_runtime("creation", "run_s", rt)
+            + n * (entity_times.per_runtime("creation", "entity_s", rt) + load)
+            + nested
+        )
 
     def run_row(self, meta):
         s = meta["settings"]

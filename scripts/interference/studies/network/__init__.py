@@ -219,10 +219,13 @@ class NetworkStudy(Study):
             out["directions"] = [args["direction"]]
         return out
 
+    def fixed_seconds(self, settings):
+        return settings["iterations"] * settings["duration_s"]
+
     def expected_seconds(self, settings):
-        """The entity (and the server's) started, then its tests."""
-        extra = entity_times.constants()["network_extra_s"].get(settings["microservice"], 0.3)
-        start = entity_times.start_s(settings["runtime"]) + entity_times.start_s("docker")
+        """The entity and the server started and removed, then its tests."""
+        extra = entity_times.constants("network")["test_extra_s"].get(settings["microservice"], 0.3)
+        start = entity_times.per_runtime("network", "run_s", settings["runtime"])
         return start + settings["iterations"] * (settings["duration_s"] + extra)
 
     def other_nodes(self, settings: dict) -> list[str]:

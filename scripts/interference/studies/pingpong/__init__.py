@@ -173,8 +173,13 @@ class PingPongStudy(Study):
             "runtimes": [rt for rt in ("host", "docker") if set(layers) & set(runs_layers(rt))],
         }
 
+    def fixed_seconds(self, settings):
+        return len(settings["message_sizes"]) * settings["iterations"] * settings["duration_s"]
+
     def expected_seconds(self, settings):
-        """The layer set up, then every size's tests."""
-        c = entity_times.constants()
+        """The layer set up and removed, then every size's tests."""
+        c = entity_times.constants("pingpong")
         tests = len(settings["message_sizes"]) * settings["iterations"]
-        return c["pingpong_setup_s"] + tests * (settings["duration_s"] + c["pingpong_test_extra_s"])
+        return entity_times.per_runtime("pingpong", "run_s", settings["runtime"]) + tests * (
+            settings["duration_s"] + c["test_extra_s"]
+        )

@@ -83,11 +83,13 @@ class ScalingStudy(Study):
         return {"runtimes": list(dict.fromkeys(["host", args["runtime"]]))}
 
     def expected_seconds(self, settings):
-        """N entities started, then each runs its executions, N on the host's cores at once."""
-        c = entity_times.constants()
+        """The runtime's start-up and each instance's start, then each execution, N instances
+        sharing the host's cores (sub-linearly past them, as measured)."""
+        c, rt = entity_times.constants("scaling"), settings["runtime"]
         n, cores = settings["instances"], os.cpu_count() or 1
         execution = settings["events"] * c["prime_event_s"] * (settings["max_prime"] / 40000) ** 1.5
-        return (
-            n * entity_times.start_s(settings["runtime"])
-            + settings["iterations"] * max(1.0, n / cores) * execution
+        shared = max(1.0, n / cores) ** c["oversubscription_exponent"]
+        start = entity_times.per_runtime("scaling", "run_s", rt) + n * entity_times.per_runtime(
+            "scaling", "instance_s", rt
         )
+        return start + settings["iterations"] * shared * execution
