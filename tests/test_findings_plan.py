@@ -2,6 +2,9 @@
 into the config; a budget filled cheapest first, checked against a hand-worked allocation; the
 plan recorded and printed, and the scorecard naming why a finding did not run."""
 
+import json
+import socket
+
 import pytest
 from interference import config as config_module
 from interference.findings import plan
@@ -103,6 +106,13 @@ def test_a_config_of_findings_gets_their_runs_and_records_its_plan():
 
 def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the probe and the plan's cache go under results/
+    # This host as fast as the reference machine (a kept probe): the plan does not depend on
+    # how loaded the machine running the test is.
+    from interference.host_probe import REFERENCE_S
+
+    probe = tmp_path / "results/durations" / f"{socket.gethostname().split('.')[0]}.probe.json"
+    probe.parent.mkdir(parents=True)
+    probe.write_text(json.dumps({"seconds": REFERENCE_S}))
     raw = {"findings": ["000-7", "000-9"], "budget_min": 6, "runtimes": ["docker"], "studies": {
         "pairs": {"iterations": 3, "repetitions": 1, "window_s": {"2": 4, "3a": 4, "3b": 4},
                   "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
@@ -116,8 +126,11 @@ def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, 
     verdict, reason = plan_reasons({"config": cfg})["000-9"]
     assert verdict == "not run in this config"
     assert reason.startswith("over the budget of 6 min: its runs would add about")
-    # The same inputs read the same plan back (every job process of one invocation).
+    # The same inputs read the same plan back (every job process of one invocation); another
+    # budget is another plan.
     assert config_module.validate(raw, machine=False)["findings_plan"] == record
+    wider = config_module.validate({**raw, "budget_min": 30}, machine=False)["findings_plan"]
+    assert wider["planned"] == ["000-7", "000-9"] and wider["over_budget"] == {}
 
 
 def test_what_this_host_lacks_makes_a_finding_not_testable_here():

@@ -2,6 +2,9 @@
 runs of their cells by hand, the budget's choice, the extra repetitions a config then runs, and
 the plan of findings unchanged by them."""
 
+import json
+import socket
+
 import pandas as pd
 import pytest
 import yaml
@@ -68,6 +71,11 @@ def test_settle_plans_the_cheapest_open_findings_within_the_budget(tmp_path, mon
     12 s iterations). With a budget for one, the cheap one is planned and the overlay holds
     exactly its cells; the plan's lines name it."""
     monkeypatch.chdir(tmp_path)
+    from interference.host_probe import REFERENCE_S  # this host as fast as the reference (kept probe)
+
+    probe = tmp_path / "results/durations" / f"{socket.gethostname().split('.')[0]}.probe.json"
+    probe.parent.mkdir(parents=True)
+    probe.write_text(json.dumps({"seconds": REFERENCE_S}))
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump({"studies": {"pairs": {
         "microservices": ["L", "B"], "pairs": ["L+L", "B+B"], "cases": ["1", "2", "3a", "3b"],

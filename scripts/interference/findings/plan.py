@@ -197,8 +197,8 @@ def fit(base: dict, needs: dict[str, Need], seconds: Callable[[dict], float], bu
     return plan
 
 
-def plan_key(config: dict, scale: float, entries: list[dict]) -> str:
-    text = json.dumps([config, round(scale, 2), entries], sort_keys=True, default=str)
+def plan_key(config: dict, scale: float, entries: list[dict], budget: float | None) -> str:
+    text = json.dumps([config, round(scale, 2), entries, budget], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -232,7 +232,7 @@ def expand(
     if budget is None or not needs:
         plan.planned = list(needs)
     else:
-        cached = cache_dir / f"{plan_key(base, scale, entries)}.json" if cache_dir else None
+        cached = cache_dir / f"{plan_key(base, scale, entries, budget)}.json" if cache_dir else None
         if cached and cached.exists():
             record = json.loads(cached.read_text())
             plan.planned, plan.over_budget = record["planned"], record["over_budget"]
