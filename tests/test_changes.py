@@ -181,7 +181,12 @@ def test_history_over_sessions_finds_where_the_level_moved(tmp_path):
     assert points["runtime=docker instances=2 metric=execution_time"] == "s2"
     assert points["runtime=docker instances=1 metric=execution_time"] == ""
     assert list(h[h["cell"].str.contains("instances=2")]["session"]) == ["s1", "s2", "today"]
+    # Two sessions of one definition: the variance at each level, per subject (runtime, metric).
+    sv = pd.read_csv(stats / "scaling/session_variance.tsv", sep="\t")
+    assert list(sv["subject"]) == ["docker execution_time"] and list(sv["sessions"]) == ["s1, s2"]
+    assert 0 <= sv["session_share"].iloc[0] <= 1 and sv["df_session"].iloc[0] == 1
     found = changes_section.blocks(Document(stats, studies="scaling"))
+    assert any("**Variance between sessions**" in str(b.content) for b in found)
     assert any(b.kind == "fig" or "<img" in str(b.content) for b in found)
     assert any("instances=2 metric=execution_time after s2" in str(b.content) for b in found)
 

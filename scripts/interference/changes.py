@@ -3,8 +3,10 @@
   python -m interference.changes --study S --samples P --summary P --environment P \
       --sessions A.tar.gz [B.tar.gz ...] [--threshold 0.05] [--across-definitions] --out P.tsv
 
-Writes P.tsv and, beside it, P.json (per session, what else differs between the two records) and
-history.tsv (each cell's mean per session, today last, with its change points: history.py).
+Writes P.tsv and, beside it, P.json (per session, what else differs between the two records),
+history.tsv (each cell's mean per session, today last, with its change points: history.py) and
+session_variance.tsv (per subject, the variance between iterations, runs and sessions of each
+definition two or more sessions ran).
 
 One row per cell of the study's summary table (its group columns but the host) and session:
 the relative change of today's mean against the session's, oriented so that negative is worse,
@@ -29,35 +31,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from interference import studies
+from interference.changes_ratios import compare_ratios
 from interference.descriptive import prepare, valid
 from interference.history import history
 from interference.resampling import relative_change
 from interference.session_differences import flat, definition_differences, environment_differences
-from interference.session_variance import (
-    ITERATIONS, NONE, Between, between_sessions, cell_errors, difference_ci, excess_variance,
-    relative_change_ci,
+from interference.session_variance import (  # noqa: F401 - verdict and its words are this module's API too
+    CHANGED, COMPONENT_COLUMNS, INCONCLUSIVE, ITERATIONS, NONE, UNCHANGED, Between, between_sessions, cell_errors,
+    components_table, relative_change_ci, verdict,
 )  # fmt: skip
 from interference.sessions import Session, SessionError, load
 
-CHANGED, UNCHANGED, INCONCLUSIVE = "changed", "unchanged", "inconclusive"
 FIXED = ["session", "session_host", "host"]
 MEASURES = [
     "cell", "quantity", "unit", "higher_is_better", "n_then", "n_now", "mean_then", "mean_now",
     "change", "change_ci_low", "change_ci_high", "ci_method", "sessions_pooled", "threshold", "verdict",
     "definition",
 ]  # fmt: skip
-
-
-def verdict(low: float, high: float, threshold: float) -> str:
-    """The rule: a CI beyond ±threshold has changed, one within it has not, else we cannot say."""
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return INCONCLUSIVE
-    if low > threshold or high < -threshold:
-        return CHANGED
-    if -threshold <= low and high <= threshold:
-        return UNCHANGED
-    return INCONCLUSIVE
 
 
 def _group(summary: pd.DataFrame) -> list[str]:
@@ -194,83 +184,6 @@ def compare(
     return pd.DataFrame(rows + ratios, columns=columns)
 
 
-Z = 1.959963984540054  # the normal 97.5 % quantile: the tables' CIs are 95 %
-
-
-def _table(session_root: Path, study: str, c) -> pd.DataFrame | None:
-    path = session_root / "stats" / study / f"{c.table}.tsv"
-    if not path.exists():
-        return None
-    t = _read(path).set_index(list(c.key))
-    return t[~t.index.duplicated()]
-
-
-def _value_se(row, c) -> tuple[float, float]:
-    v, low, high = pd.to_numeric(pd.Series([row[c.value], row[c.low], row[c.high]]), errors="coerce")
-    return v, (high - low) / (2 * Z)
-
-
-def _ratio_between(siblings: list[Session], study: str, c) -> Between:
-    """The variance of a ratio between sessions of one definition, pooled over its cells."""
-    tables = [t for t in (_table(s.root, study, c) for s in siblings) if t is not None]
-    if len(tables) < 2:
-        return NONE
-    cells = []
-    for key in set().union(*(t.index for t in tables)):
-        found = [_value_se(t.loc[key], c) for t in tables if key in t.index]
-        values, ses = (np.array(x, float) for x in zip(*found))
-        cells.append((values, ses**2))
-    return excess_variance(cells)
-
-
-def compare_ratios(
-    study: str, today_dir: Path, session: Session, threshold: float, definition: str,
-    siblings: list[Session] = (),
-) -> list[dict]:  # fmt: skip
-    """The study's ratios (Study.compared: IRs, runtime, network, ping-pong ratios, slowdowns),
-    today's against the session's: their difference, with a 95 % CI from the two tables' CIs
-    (normal standard errors) and the variance between sessions where siblings measure it."""
-    rows = []
-    for c in studies.get(study).compared:
-        then = _table(session.root, study, c)
-        if not (today_dir / f"{c.table}.tsv").exists() or then is None:
-            continue
-        between = _ratio_between(list(siblings), study, c)
-        now = _read(today_dir / f"{c.table}.tsv").set_index(list(c.key))
-        for key, r in now[~now.index.duplicated()].iterrows():
-            if key not in then.index:
-                continue
-            t = then.loc[key]
-            (a, se_a), (b, se_b) = _value_se(r, c), _value_se(t, c)
-            low, high, df = difference_ci(a, se_a, b, se_b, between)
-            rows.append(
-                {
-                    "session": session.name,
-                    "session_host": session.host,
-                    "host": r.get("host", ""),
-                    "cell": " ".join(
-                        f"{k}={v}" for k, v in zip(c.key, key if isinstance(key, tuple) else (key,)) if str(v)
-                    ),
-                    "quantity": f"{c.table}.{c.value}",
-                    "unit": "",
-                    "n_then": pd.to_numeric(t.get("n"), errors="coerce"),
-                    "n_now": pd.to_numeric(r.get("n"), errors="coerce"),
-                    "mean_then": b,
-                    "mean_now": a,
-                    "change": a - b,
-                    "change_ci_low": low,
-                    "change_ci_high": high,
-                    "ci_method": "difference of the two tables' CIs (normal)"
-                    + (f", and between {len(siblings)} sessions (t with {df:.0f} df)" if between.df else ""),
-                    "sessions_pooled": len(siblings) if between.df else 1,
-                    "threshold": threshold,
-                    "verdict": verdict(low, high, threshold),
-                    "definition": definition,
-                }
-            )
-    return rows
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--study", required=True)
@@ -305,9 +218,21 @@ def main(argv=None) -> int:
                     past.append(
                         (session.name, session.saved_at, {k: np.concatenate(v) for k, v in runs.items()})
                     )
+            # The variance between sessions of each definition that two or more of them ran.
+            by_definition: dict[str, dict] = {}
+            for session in loaded:
+                if a.study in session.studies:
+                    runs = session_runs(session.samples(a.study), tuple(group))
+                    by_definition.setdefault(_definition(session, a.study), {})[session.name] = runs
+            components = [
+                row for found in by_definition.values() for row in components_table(found, _subject(group))
+            ]
     except SessionError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    pd.DataFrame(components, columns=COMPONENT_COLUMNS).to_csv(
+        a.out.with_name("session_variance.tsv"), sep="\t", index=False
+    )
     pd.concat(frames, ignore_index=True).to_csv(a.out, sep="\t", index=False)
     a.out.with_suffix(".json").write_text(json.dumps(records, indent=1) + "\n")
     # Each cell over the sessions in the order they were saved, today last (history.py).

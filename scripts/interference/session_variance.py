@@ -24,8 +24,20 @@ from scipy import stats
 from interference.descriptive import CONFIDENCE
 from interference.variance_components import nested
 
+CHANGED, UNCHANGED, INCONCLUSIVE = "changed", "unchanged", "inconclusive"
 RUNS = "runs and iterations"
 ITERATIONS = "iterations only"
+
+
+def verdict(low: float, high: float, threshold: float) -> str:
+    """The rule: a CI beyond ±threshold has changed, one within it has not, else we cannot say."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return INCONCLUSIVE
+    if low > threshold or high < -threshold:
+        return CHANGED
+    if -threshold <= low and high <= threshold:
+        return UNCHANGED
+    return INCONCLUSIVE
 
 
 @dataclass(frozen=True)
@@ -160,3 +172,39 @@ def difference_ci(
         return math.nan, math.nan, df
     d = now - then
     return d - t * se, d + t * se, df
+
+
+COMPONENT_COLUMNS = ["sessions", "subject", "iteration", "run", "session", "session_share", "df_session"]
+
+
+def components_table(
+    sessions: dict[str, dict[tuple, list[np.ndarray]]], subject: Callable[[tuple], tuple]
+) -> list[dict]:
+    """Per subject, over saved sessions of one definition ({name: {cell: runs}}): the relative
+    variance between iterations and between runs within a session (nested components of all
+    the sessions' cells) and between sessions, with the sessions' share of the three."""
+    if len(sessions) < 2:
+        return []
+    summaries = []
+    for runs in sessions.values():
+        summaries.append(({k: np.concatenate(v).mean() for k, v in runs.items()}, cell_errors(runs, subject)))
+    between = between_sessions(summaries, subject)
+    rows = []
+    for subj, b in sorted(between.items()):
+        values, cells, labels = [], [], []
+        for name, runs in sessions.items():
+            for key, rs in runs.items():
+                if subject(key) != subj:
+                    continue
+                for r, v in enumerate(rs):
+                    values += list(v)
+                    cells += [(name, key)] * v.size
+                    labels += [r] * v.size
+        c = nested(values, cells, labels)
+        total = c.iteration + (c.run if math.isfinite(c.run) else 0.0) + b.var
+        rows.append({
+            "sessions": ", ".join(sessions), "subject": " ".join(subj), "iteration": c.iteration,
+            "run": c.run, "session": b.var, "session_share": b.var / total if total > 0 else math.nan,
+            "df_session": b.df,
+        })  # fmt: skip
+    return rows

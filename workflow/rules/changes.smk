@@ -19,6 +19,7 @@ rule changes:
         changes="results/stats/{study}/changes.tsv",
         differences="results/stats/{study}/changes.json",
         history="results/stats/{study}/history.tsv",
+        session_variance="results/stats/{study}/session_variance.tsv",
     log:
         "results/logs/stats/{study}/changes.log",
     conda:

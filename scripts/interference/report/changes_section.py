@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 
 import pandas as pd
 
-from interference.report.blocks import Block, md
+from interference.report.blocks import Block, appendix, md
 from interference.report.figures import history as history_figure
 from interference.report.format import and_list, esc, num, pct, plural
 from interference.report.load import read_tsv
@@ -121,6 +122,43 @@ def _history(doc, study: str) -> list[Block]:
     ]
 
 
+def _session_variance(doc, study: str) -> list[Block]:
+    """With two or more saved sessions of one definition: per subject, the variance between
+    iterations, runs and sessions (session_variance.tsv)."""
+    path = doc.stats_dir / study / "session_variance.tsv"
+    if not path.exists():
+        return []
+    t = read_tsv(path, numeric=["iteration", "run", "session", "session_share", "df_session"])
+    if t.empty:
+        return []
+    cv = lambda x: pct(math.sqrt(x), 1, sign=False) if x == x and x >= 0 else "–"  # noqa: E731
+    rows = [
+        [
+            r.subject,
+            cv(r.iteration),
+            cv(r.run),
+            cv(r.session),
+            pct(r.session_share, 0, sign=False),
+            f"{r.df_session:.0f}",
+        ]
+        for r in t.itertuples(index=False)
+    ]
+    share = t["session_share"].median()
+    return [
+        md(
+            f"**Variance between sessions** ({esc(doc.study_title(study))}; sessions {esc(t['sessions'].iloc[0])}): "
+            f"the median share of the variance that lies between sessions is {pct(share, 0, sign=False)}; every "
+            "change above carries it (results/stats/" + esc(study) + "/session_variance.tsv)."
+        ),
+        appendix(
+            "Per subject: the variation between iterations, runs and sessions",
+            [doc.table(["Subject", "Iterations (CV)", "Runs (CV)", "Sessions (CV)", "Sessions' share", "df"], rows,
+                       "Relative standard deviations at each level (square roots of the variance components); the "
+                       "sessions' share of the three variances; the sessions' degrees of freedom.", numeric_from=1)],
+        ),
+    ]  # fmt: skip
+
+
 def blocks(doc) -> list[Block]:
     tables = _tables(doc)
     if not tables:
@@ -136,7 +174,7 @@ def blocks(doc) -> list[Block]:
         )
     ]
     for study, df, notes in tables:
-        out += _history(doc, study)
+        out += _history(doc, study) + _session_variance(doc, study)
         for session, rows in df.groupby("session", sort=False):
             out.append(md(_lead(doc.study_title(study), session, rows, notes.get(session, {}))))
             shown = rows.assign(_o=rows["verdict"].map(ORDER), _a=-rows["change"].abs()).sort_values(
