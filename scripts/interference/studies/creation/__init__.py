@@ -133,10 +133,15 @@ class CreationStudy(Study):
     def finding_needs(self, check, args):
         """creation_ratio: the two entities' runtimes (a nested one's child-image variant);
         parents_over_children: nested parents loading the child image, one child and more."""
-        if check == "parents_over_children":
-            return {"runtimes": ["nested"], "nested_child_image": ["load"]}
-        sides = [args["a"], args["b"]]
-        out = {"runtimes": list(dict.fromkeys(s["runtime"] for s in sides)), "children": [1]}
+        if check == "parents_over_children":  # k parents of one child against one of k: k = 2
+            return {
+                "runtimes": ["nested"],
+                "nested_child_image": ["load"],
+                "entities": [1, 2],
+                "children": [1, 2],
+            }
+        sides = [args["a"], args["b"]]  # one entity of each (findings.py: _pick)
+        out = {"runtimes": list(dict.fromkeys(s["runtime"] for s in sides)), "entities": [1], "children": [1]}
         variants = [s["variant"] for s in sides if s["runtime"] == "nested" and "variant" in s]
         if variants:
             out["nested_child_image"] = list(dict.fromkeys(variants))

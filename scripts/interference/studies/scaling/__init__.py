@@ -79,8 +79,8 @@ class ScalingStudy(Study):
         return {"instances": meta["settings"]["instances"]}
 
     def finding_needs(self, check, args):
-        """runtime_ratio: the runtime's scaling runs and bare metal's, the reference."""
-        return {"runtimes": list(dict.fromkeys(["host", args["runtime"]]))}
+        """runtime_ratio: the runtime's and bare metal's (the reference) smallest N (findings.py)."""
+        return {"runtimes": list(dict.fromkeys(["host", args["runtime"]])), "instances": [1]}
 
     def expected_seconds(self, settings):
         """The runtime's start-up and each instance's start, then each execution, N instances
