@@ -72,7 +72,9 @@ def why(r) -> tuple[str, str]:
         parts.append(het)
     if r.get("settle"):
         parts.append(f"to settle it: {esc(r['settle'])}")
-    if r["verdict"] == v.NOT_RUN and r["config"]:
+    # The config that runs it, unless the plan's reason already says what would (a budget, a config).
+    reason = str(r["reason"] or "")
+    if r["verdict"] == v.NOT_RUN and r["config"] and "budget" not in reason and "run config/" not in reason:
         parts.append(f"run <code>{esc(r['config'])}</code>")
     text = "; ".join(parts)
     if r["evidence"]:
