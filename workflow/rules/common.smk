@@ -165,9 +165,19 @@ def planned_runs():
     global PLAN_SCALE
     PLAN_SCALE = estimate.model_scale(
         past,
-        lambda s: STUDIES[s["study"]].expected_seconds(s) if s.get("study") in STUDIES else None,
-        (lambda: host_probe.cached_probe(Path("results"), HOST, keep=False)) if runs else None,
-        lambda s: STUDIES[s["study"]].fixed_seconds(s) if s.get("study") in STUDIES else 0.0,
+        lambda s: (
+            STUDIES[s["study"]].expected_seconds(s)
+            if s.get("study") in STUDIES
+            else None
+        ),
+        (
+            (lambda: host_probe.cached_probe(Path("results"), HOST, keep=False))
+            if runs
+            else None
+        ),
+        lambda s: (
+            STUDIES[s["study"]].fixed_seconds(s) if s.get("study") in STUDIES else 0.0
+        ),
     )
     return estimate.estimate(
         runs,
