@@ -41,14 +41,18 @@ def test_findings_that_one_config_cannot_give_say_why():
     assert plan.need_of(entry("001-16")).startswith("needs a second host: run config/paper001-two-hosts.yaml")
     # Paper 003's: the study's part of config/paper003.yaml, with its runtimes.
     n = plan.need_of(entry("003-1"))
-    assert n.study == "pingpong" and n.runtimes == ("host", "docker") and n.part["message_sizes"][0] == 10
+    assert (
+        n.study == "pingpong"
+        and n.part["runtimes"] == ["host", "docker"]
+        and n.part["message_sizes"][0] == 10
+    )
 
 
 def test_merging_unites_lists_keeps_the_configs_keys_and_its_studies_runtimes():
     base = {"runtimes": ["docker"], "studies": {"pairs": {"microservices": ["L"], "iterations": 3}}}
     out = plan.merged(base, [
         plan.Need("pairs", {"microservices": ["L", "S"], "pairs": ["L+S"], "iterations": 10}),
-        plan.Need("network", {"runtimes": ["host", "docker"], "iterations": 3}, ("host", "docker")),
+        plan.Need("network", {"runtimes": ["host", "docker"], "iterations": 3}),
     ])  # fmt: skip
     # No `pairs` in the config: every pair of its microservices, L+S among them.
     assert out["studies"]["pairs"] == {"microservices": ["L", "S"], "iterations": 3, "runtimes": ["docker"]}

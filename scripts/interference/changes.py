@@ -37,7 +37,7 @@ from interference.history import history
 from interference.resampling import relative_change
 from interference.session_differences import flat, definition_differences, environment_differences
 from interference.session_variance import (  # noqa: F401 - verdict and its words are this module's API too
-    CHANGED, COMPONENT_COLUMNS, INCONCLUSIVE, ITERATIONS, NONE, UNCHANGED, Between, between_sessions, cell_errors,
+    CHANGED, COMPONENT_COLUMNS, INCONCLUSIVE, ITERATIONS, NONE, UNCHANGED, Between, between_runs, cell_errors,
     components_table, relative_change_ci, verdict,
 )  # fmt: skip
 from interference.sessions import Session, SessionError, load
@@ -99,11 +99,7 @@ def siblings_of(session: Session, sessions: list[Session], study: str) -> list[S
 def _means_between(siblings: list[Session], study: str, group: list[str]) -> dict[tuple, Between]:
     if len(siblings) < 2:
         return {}
-    subject, found = _subject(group), []
-    for s in siblings:
-        runs = session_runs(s.samples(study), tuple(group))
-        found.append(({k: np.concatenate(v).mean() for k, v in runs.items()}, cell_errors(runs, subject)))
-    return between_sessions(found, subject)
+    return between_runs([session_runs(s.samples(study), tuple(group)) for s in siblings], _subject(group))
 
 
 def _read(path: Path) -> pd.DataFrame:

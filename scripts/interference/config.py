@@ -227,7 +227,7 @@ def _with_includes(config: dict, source: str) -> dict:
         top = list(other.get("runtimes") or ["docker"])
         for study, part in (other.get("studies") or {}).items():
             part = {"runtimes": top, **part}
-            needs.append(plan.Need(study, part, tuple(part["runtimes"])))
+            needs.append(plan.Need(study, part))
     out = plan.merged({k: v for k, v in config.items() if k != "include"}, needs)
     out["include"] = []  # united: validating the result again includes nothing twice
     _check(out, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)

@@ -128,6 +128,19 @@ def between_sessions(
     return {s: excess_variance(cells) for s, cells in by_subject.items()}
 
 
+def between_runs(
+    sessions: list[dict[tuple, list[np.ndarray]]], subject: Callable[[tuple], tuple]
+) -> dict[tuple, Between]:
+    """between_sessions from each session's values per cell and run (their means and errors)."""
+    return between_sessions(
+        [
+            ({k: np.concatenate(v).mean() for k, v in runs.items()}, cell_errors(runs, subject))
+            for runs in sessions
+        ],
+        subject,
+    )
+
+
 def satterthwaite(parts: list[tuple[float, float]]) -> float:
     """Welch–Satterthwaite degrees of freedom of a sum of variances, each with its own (inf for
     a normal one); parts that are 0 carry no weight."""
@@ -185,10 +198,7 @@ def components_table(
     the sessions' cells) and between sessions, with the sessions' share of the three."""
     if len(sessions) < 2:
         return []
-    summaries = []
-    for runs in sessions.values():
-        summaries.append(({k: np.concatenate(v).mean() for k, v in runs.items()}, cell_errors(runs, subject)))
-    between = between_sessions(summaries, subject)
+    between = between_runs(list(sessions.values()), subject)
     rows = []
     for subj, b in sorted(between.items()):
         values, cells, labels = [], [], []

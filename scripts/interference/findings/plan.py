@@ -46,8 +46,7 @@ class PlanError(ValueError):
 @dataclass(frozen=True)
 class Need:
     study: str
-    part: dict  # keys of studies.<study>
-    runtimes: tuple[str, ...] = ()
+    part: dict  # keys of studies.<study> (its runtimes among them where it names them)
 
 
 @dataclass
@@ -106,7 +105,7 @@ def need_of(entry: dict) -> Need | str:
     part = copy.deepcopy(cfg["studies"][entry["study"]])
     part.setdefault("runtimes", list(cfg.get("runtimes", ["docker"])))
     part |= found or {}
-    return Need(entry["study"], part, tuple(part["runtimes"]))
+    return Need(entry["study"], part)
 
 
 def lacking(need: Need, runtime_options: dict) -> str | None:
@@ -114,7 +113,7 @@ def lacking(need: Need, runtime_options: dict) -> str | None:
     under TCG (an emulator, not a hypervisor), OVS without its kernel datapath."""
     from interference import runtimes
 
-    if "vm" in need.part.get("runtimes", need.runtimes):
+    if "vm" in need.part.get("runtimes", []):
         accel, why = runtimes.ADAPTERS["vm"](**runtime_options.get("vm", {})).accel()
         if accel == "tcg":
             return f"VMs here run under TCG, an emulator, not a hypervisor ({why})"
@@ -262,8 +261,8 @@ def plan_lines(record: dict) -> list[str]:
     if record.get("budget_min") is not None:
         line += f" within the budget of {record['budget_min']:g} min (about {record['planned_min']:.0f} min by the models)"
     if record["over_budget"]:
-        extra = sum(record["over_budget"].values())
-        line += f"; {len(record['over_budget'])} over the budget ({', '.join(record['over_budget'])}: {extra:.0f} min more)"
+        # Each one's minutes are what it would add alone to the plan: they do not add up.
+        line += f"; {len(record['over_budget'])} over the budget ({', '.join(record['over_budget'])})"
     if record["elsewhere"]:
         line += f"; {len(record['elsewhere'])} need what this config cannot give ({', '.join(record['elsewhere'])})"
     if record.get("not_testable"):

@@ -107,7 +107,7 @@ def plan_lines(chosen: plan.Plan, n_open: int, budget_min: float, overlay: dict)
     return lines
 
 
-def decided(before: pd.DataFrame, after: pd.DataFrame, ids: list[str]) -> list[str]:
+def decided(after: pd.DataFrame, ids: list[str]) -> list[str]:
     """The planned findings the new scorecard decided (reproduced or not)."""
     now = after.set_index("id")["verdict"]
     return [i for i in ids if now.get(i) in DECIDED]
@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     if r.returncode != 0:
         return r.returncode
     after = pd.read_csv(FINDINGS, sep="\t", dtype={"id": str})
-    got = decided(before, after, chosen.planned)
+    got = decided(after, chosen.planned)
     print(f"Settled: {len(got)} of the {len(chosen.planned)} expected ({', '.join(got) or 'none'}).")
     return 0
 
