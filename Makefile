@@ -28,10 +28,10 @@ paper: venv engine
 	$(SNAKEMAKE) --cores $(CORES) report/paper.html $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG)) $(if $(BUDGET),--config budget_min=$(BUDGET))
 
 # After make paper: more runs for the findings more runs would decide, within BUDGET minutes
-# (default 30; findings/settle.py), then the report again.
+# (default 30; steps/settle.py), then the report again.
 settle: venv
 	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh $(CONFIG)
-	PYTHONPATH=scripts $(VENV)/bin/python -m interference.findings.settle --config $(CONFIG) --budget $(or $(BUDGET),30) --cores $(CORES) --run
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.settle --config $(CONFIG) --budget $(or $(BUDGET),30) --cores $(CORES) --run
 
 test: venv
 	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh --tests --browser
@@ -43,16 +43,16 @@ test: venv
 
 # Check config files before handing them to snakemake (a YAML error names file, line, column).
 check-config: venv
-	PYTHONPATH=scripts $(VENV)/bin/python -m interference.config $(CONFIG)
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.config $(CONFIG)
 
 # Save today's results (statistics and samples) as a named session to compare later runs with
 # (config compare_with: [sessions/NAME.tar.gz]).
 save: venv
 	@test -n "$(NAME)" || { echo "usage: make save NAME=<session name>"; exit 2; }
-	PYTHONPATH=scripts $(VENV)/bin/python -m interference.sessions save $(NAME)
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.stores.sessions save $(NAME)
 
 # The regression check: the changes against the config's sessions; exit 1 if a cell changed
 # beyond the threshold (the cells are printed).
 regression-check: venv
 	$(SNAKEMAKE) --cores $(CORES) stats $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG))
-	PYTHONPATH=scripts $(VENV)/bin/python -m interference.sessions check
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.stores.sessions check

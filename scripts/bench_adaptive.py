@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-
 from interference import parsers
-from interference.microservices import registry
+from interference.core.microservices import registry
 from interference.studies.pairs.adaptive import relative_half_widths
 
 

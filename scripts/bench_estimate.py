@@ -57,7 +57,7 @@ def main() -> int:
     results = {}
     labels = ("first", "second")
     if a.first_from:
-        from interference import estimate
+        from interference.steps import estimate
 
         for meta in (a.first_from / "results" / "raw").rglob("meta.json"):
             estimate.record(json.loads(meta.read_text()), a.workdir / "results")

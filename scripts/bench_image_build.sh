@@ -11,10 +11,10 @@ trap 'rm -rf "$work"' EXIT
 sm() { .venv/bin/snakemake -s Snakefile -d "$work" --cores 1 "$@" --quiet all --configfile "$cfg"; }
 images=$(.venv/bin/python -c "
 import sys; sys.path.insert(0, 'scripts')
-from interference.config import load; from interference.studies.pairs.cases import images_needed
+from interference.steps.config import load; from interference.studies.pairs.cases import images_needed
 c = load('$cfg'); print(' '.join(f'results/images/{c["host"]}/docker/{n}.json' for n in images_needed(c['studies']['pairs'])))")
 docker images --format '{{.Repository}}:{{.Tag}}' | grep -E '^interference/' | xargs -r docker rmi -f >/dev/null || true
-base=$(.venv/bin/python -c "import sys; sys.path.insert(0,'scripts'); from interference.config import load; print(load('$cfg')['base_image'])")
+base=$(.venv/bin/python -c "import sys; sys.path.insert(0,'scripts'); from interference.steps.config import load; print(load('$cfg')['base_image'])")
 docker rmi -f "$base" >/dev/null 2>&1 || true
 docker builder prune -af >/dev/null
 t0=$(date +%s%N)

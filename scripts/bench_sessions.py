@@ -24,7 +24,7 @@ import pandas as pd
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from interference.changes import verdict  # noqa: E402
+from interference.steps.changes import verdict
 
 REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
@@ -61,7 +61,7 @@ def main() -> int:
             )  # fmt: skip
             out = tmp / f"s{k}.tar.gz"
             subprocess.run(
-                [sys.executable, "-m", "interference.sessions", "save", f"s{k}", "--results", str(work / "results"),
+                [sys.executable, "-m", "interference.stores.sessions", "save", f"s{k}", "--results", str(work / "results"),
                  "--out", str(out)],
                 check=True, capture_output=True, env=env,
             )  # fmt: skip
@@ -75,7 +75,7 @@ def main() -> int:
             earlier = [str(path) for path, _ in saved[: k - 1]]
             out = tmp / f"changes{k}.tsv"
             subprocess.run(
-                [sys.executable, "-m", "interference.changes", "--study", "pairs",
+                [sys.executable, "-m", "interference.steps.changes", "--study", "pairs",
                  "--samples", str(results / "parsed/pairs/samples.tsv"),
                  "--summary", str(results / "stats/pairs/summary.tsv"),
                  "--environment", str(results / "stats/environment.json"),

@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 from interference import runtimes
-from interference.locks import measurement_lock
+from interference.host.locks import measurement_lock
 from interference.runtimes import ContainerSpec
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from interference.studies.pairs import statistics
 
 TARGETS = {

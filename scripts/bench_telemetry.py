@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
+from interference.steps.parse import parse_run
 from scipy import stats
-
-from interference.parse import parse_run
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -61,7 +60,7 @@ def run(outdir: Path, images: dict, mode: str, case: str, pair: str, rnd: int, i
     meta = outdir / "runs" / mode / f"case{case}" / pair / f"rep{rnd}" / "meta.json"
     used = [str(images[i]) for i in dict.fromkeys(pair.split("+"))]
     subprocess.run(
-        [sys.executable, "-m", "interference.runner", "--study", "pairs", "--settings", json.dumps(settings),
+        [sys.executable, "-m", "interference.steps.runner", "--study", "pairs", "--settings", json.dumps(settings),
          "--images", *used, "--meta", str(meta)],
         check=True, capture_output=True, env={"PYTHONPATH": str(REPO / "scripts"), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
     )  # fmt: skip

@@ -5,11 +5,11 @@ time each, from empty working folders:
              (the edge as a container with its own engine, the pipeline inside it, exported),
              the import, and the report;
   one        one invocation through Slurm (profiles/slurm) on the two-node cluster of
-             interference.slurm_local (node fog: this machine; node edge: a container with its own
+             support.slurm_local (node fog: this machine; node edge: a container with its own
              engine and slurmd), the edge on the same core and memory as edge_host.sh gives it.
 
-  PYTHONPATH=scripts .venv/bin/python scripts/bench_two_hosts.py OUTDIR [--parallel]
-  PYTHONPATH=scripts .venv/bin/python scripts/bench_two_hosts.py OUTDIR --only-one \
+  PYTHONPATH=scripts:tests .venv/bin/python scripts/bench_two_hosts.py OUTDIR [--parallel]
+  PYTHONPATH=scripts:tests .venv/bin/python scripts/bench_two_hosts.py OUTDIR --only-one \
       --config config/paper001-two-hosts.yaml [--without-runtime vm]
 
 The images stay in this machine's engine's cache and are copied into the edge's in both modes, so
@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 import yaml
-from interference.edge_node import EdgeNode
-from interference.slurm_local import LocalCluster, images_for
+from support.edge_node import EdgeNode
+from support.slurm_local import LocalCluster, images_for
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -71,7 +71,7 @@ def separate(out: Path) -> dict:
         "PATH": f"{Path(sys.executable).parent}:/usr/sbin:/usr/bin:/sbin:/bin",
     }
     imported = sh(
-        [sys.executable, "-m", "interference.transfer", "import", str(work / "edge" / "results-edge.tar.gz"),
+        [sys.executable, "-m", "interference.steps.transfer", "import", str(work / "edge" / "results-edge.tar.gz"),
          "--config", str(CONFIG)],
         log, env, cwd=work,
     )  # fmt: skip

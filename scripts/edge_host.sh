@@ -3,7 +3,7 @@
 # desktop vs edge device): a container holding its own Docker engine (the nested runtime's parent
 # image and flags), it and every container its engine starts confined to a host cgroup of the
 # cores CPUSET and MEMORY bytes, in which this repository's pipeline runs CONFIG as host NAME. The
-# results are exported to OUT/results-NAME.tar.gz for `interference.transfer import`.
+# results are exported to OUT/results-NAME.tar.gz for `interference.steps.transfer import`.
 # The images this machine built for CONFIG are copied into the edge engine (saved and loaded, ids
 # unchanged): the edge engine has no NAT to Debian's mirror, and the pipeline reuses an image whose
 # inputs hash matches (recorded as reused_existing). Everything it made (the container, its
@@ -67,6 +67,6 @@ inside "cd /work && .venv/bin/snakemake --cores 1 report/paper.html --configfile
   exit 1
 }
 echo "edge_host: the pipeline ran on $name in $(( $(date +%s) - started )) s"
-inside "cd /work && PYTHONPATH=scripts .venv/bin/python -m interference.transfer export --host $name \
+inside "cd /work && PYTHONPATH=scripts .venv/bin/python -m interference.steps.transfer export --host $name \
   --out /out/results-$name.tar.gz"
 echo "edge_host: $out/results-$name.tar.gz"

@@ -4,13 +4,13 @@
 #   scripts/ensure-engine.sh [CONFIG]            the config's runtimes and studies (default: config/config.yaml)
 #   scripts/ensure-engine.sh --tests [--browser] what `make test` runs (every runtime, Slurm; the browser)
 # The packages come from the declarations of the runtime adapters and studies
-# (python -m interference.host_setup). As root with apt it installs the missing ones and starts
+# (python -m interference.steps.host_setup). As root with apt it installs the missing ones and starts
 # dockerd when needed, saying so; otherwise it names what is missing, who needs it and the
 # command, and exits 1. PYTHON: the interpreter with the project's requirements (.venv's).
 set -eu
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
-setup() { PYTHONPATH=scripts "$PYTHON" -m interference.host_setup "$@"; }
+setup() { PYTHONPATH=scripts "$PYTHON" -m interference.steps.host_setup "$@"; }
 
 need_pkgs=$(setup "$@")
 if [ -n "$need_pkgs" ]; then

@@ -33,7 +33,7 @@ def load(name: str, path: Path):
 
 
 def load_ours(repo: Path):
-    """cgroups.py and telemetry.py from their files. The packages' __init__ import every runtime
+    """cgroups.py and host/telemetry.py from their files. The packages' __init__ import every runtime
     adapter (yaml, jsonschema, ...) and telemetry imports numpy and pandas for its parse-time
     half; none is in python3-minimal, and the code under test uses none: empty stand-ins."""
     for name in ("interference", "interference.runtimes"):
@@ -42,8 +42,8 @@ def load_ours(repo: Path):
     for name in ("numpy", "pandas"):
         sys.modules[name] = types.ModuleType(name)
     src = repo / "scripts" / "interference"
-    cgroups = load("interference.runtimes.cgroups", src / "runtimes" / "cgroups.py")
-    telemetry = load("interference.telemetry", src / "telemetry.py")
+    cgroups = load("interference.host.cgroups", src / "runtimes" / "cgroups.py")
+    telemetry = load("interference.host.telemetry", src / "host/telemetry.py")
     return cgroups, telemetry
 
 

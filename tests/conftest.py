@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from interference.runtimes import ovs
 from interference.studies.pingpong import fabric
 
@@ -44,7 +43,7 @@ def start_run_case(settings: dict, images, meta) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO / "scripts")}
     argv = [
         "-m",
-        "interference.runner",
+        "interference.steps.runner",
         "--study",
         "pairs",
         "--settings",

@@ -2,7 +2,7 @@
 
 Synthetic meta.json files (three microservices: L for CPU, S for memory and a stand-in B for
 disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
-interference.run_info (pairs/runs.tsv, environment.json); samples drawn from those runs'
+interference.steps.run_facts (pairs/runs.tsv, environment.json); samples drawn from those runs'
 iterations (with telemetry) -> the pair study's statistics
 (pairs/{summary,interference,anova,posthoc,runtimes,contention,pressure_correlation,split}.tsv),
 its published comparison (pairs/published.tsv) and the findings scorecard (findings.tsv). Some iterations fall outside the overlap,
@@ -18,18 +18,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from interference import run_info
-from interference.statistics import write
-from interference.findings import scorecard
+from interference.steps import run_facts as run_info
+from interference.steps import scorecard
+from interference.steps.statistics import write
 from interference.studies.pairs import statistics
 from interference.studies.pairs.statistics import (
-    iteration_telemetry,
     drift,
     fidelity,
+    hypothesis_tests,
+    iteration_telemetry,
+    limit_partner,
     published,
     runtime_ratios,
-    hypothesis_tests,
-    limit_partner,
     variance,
 )
 

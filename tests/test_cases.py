@@ -3,10 +3,10 @@
 from pathlib import Path
 
 import pytest
-from interference.config import validate
-from interference.loop import loop_command, read_iterations, status_of
+from interference.core.loop import loop_command, read_iterations, status_of
 from interference.runtimes import ContainerSpec
 from interference.runtimes.docker import DockerRuntime
+from interference.steps.config import validate
 from interference.studies.pairs import cases
 
 
@@ -152,7 +152,7 @@ def test_unreachable_engine_says_which_and_how_to_start(monkeypatch):
 
 
 def test_runner_fails_cleanly_without_engine(tmp_path, monkeypatch, capsys):
-    from interference import runner
+    from interference.steps import runner
 
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     img = tmp_path / "L.json"
@@ -192,7 +192,7 @@ def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_pat
     import threading
     import time
 
-    from interference.loop import START_FILE, write_start_file
+    from interference.core.loop import START_FILE, write_start_file
     from interference.studies.pairs.adaptive import extend_window, read_iterations
 
     dirs = [tmp_path / "member1-L", tmp_path / "member2-S"]

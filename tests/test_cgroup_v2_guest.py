@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, requires_engine
-from interference import images, telemetry
-from interference.locks import measurement_lock
-from interference.runtimes import RuntimeUnavailable, cgroups
+from interference.host import cgroups, telemetry
+from interference.host.locks import measurement_lock
+from interference.runtimes import RuntimeUnavailable
 from interference.runtimes.base import ContainerSpec
 from interference.runtimes.vm import VmRuntime
+from interference.steps import images
 
 # The schema's defaults (workflow/schemas/config.schema.yaml): the base every image is built on.
 BASE = ("debian:bookworm-slim", "http://deb.debian.org/debian", "bookworm")

@@ -10,10 +10,11 @@ import tarfile
 import numpy as np
 import pandas as pd
 import pytest
-from interference import changes, sessions
-from interference.descriptive import describe
-from interference.report import changes_section
-from interference.report.document import Document
+from interference.paper import changes_section
+from interference.paper.document import Document
+from interference.stats.descriptive import describe
+from interference.steps import changes
+from interference.stores import sessions
 
 GROUP = ["host", "runtime", "instances", "metric"]
 CONFIG = {
@@ -192,7 +193,7 @@ def test_history_over_sessions_finds_where_the_level_moved(tmp_path):
 
 
 def test_a_session_that_is_not_there_is_refused_before_anything_runs(tmp_path):
-    from interference.config import ConfigError, validate
+    from interference.steps.config import ConfigError, validate
 
     cfg = {
         "studies": {"pairs": {"microservices": ["L"], "cases": ["1"]}},

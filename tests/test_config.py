@@ -6,9 +6,8 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import REPO, SNAKEMAKE
-from interference.config import ConfigError, load, validate
+from interference.steps.config import ConfigError, load, validate
 
 GOOD = {"studies": {"pairs": {"microservices": ["L", "S"]}}}
 
@@ -150,7 +149,13 @@ def test_config_checker_names_the_yaml_error(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("studies:\n  pairs: {microservices: [L\n")
     r = subprocess.run(
-        [str(REPO / ".venv/bin/python"), "-m", "interference.config", str(bad), str(REPO / "config/ci.yaml")],
+        [
+            str(REPO / ".venv/bin/python"),
+            "-m",
+            "interference.steps.config",
+            str(bad),
+            str(REPO / "config/ci.yaml"),
+        ],
         capture_output=True,
         text=True,
         env={"PYTHONPATH": str(REPO / "scripts")},

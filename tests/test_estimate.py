@@ -6,9 +6,9 @@ import json
 import subprocess
 
 from conftest import REPO, SNAKEMAKE
-
-from interference import estimate, studies
-from interference.microservices import registry
+from interference import studies
+from interference.core.microservices import registry
+from interference.steps import estimate
 from interference.studies.pairs import duration
 
 CASE1_L = {
@@ -167,7 +167,7 @@ def test_a_dry_run_prints_the_plan_with_an_estimate(tmp_path):
 
 
 def test_the_models_are_scaled_by_this_hosts_history_else_by_its_probe():
-    from interference.host_probe import REFERENCE_S
+    from interference.host.probe import REFERENCE_S
 
     model = {"a": 10.0, "b": 100.0}
     of = lambda s: model.get(s["name"])  # noqa: E731

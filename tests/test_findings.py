@@ -10,17 +10,16 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from interference.findings import scorecard as sc
+from conftest import REPO
 from interference.findings import section
 from interference.findings import verdict as v
-from interference.report.document import Document
-from interference.statistics import write
+from interference.paper.document import Document
+from interference.steps import scorecard as sc
+from interference.steps.statistics import write
 from interference.studies.pairs import statistics
 from interference.studies.pairs.statistics import limit_partner
-from scipy import stats
-
-from conftest import REPO
 from report_fixture import make_fixture
+from scipy import stats
 
 CATALOGUE = REPO / "report/published/findings.yaml"
 PUBLISHED = REPO / "report/published"

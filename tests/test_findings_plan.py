@@ -6,9 +6,9 @@ import json
 import socket
 
 import pytest
-from interference import config as config_module
-from interference.findings import plan
-from interference.findings.scorecard import plan_reasons
+from interference.steps import config as config_module
+from interference.steps import plan
+from interference.steps.scorecard import plan_reasons
 from interference.studies.pairs import finding_needs
 
 
@@ -112,7 +112,7 @@ def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, 
     monkeypatch.chdir(tmp_path)  # the probe and the plan's cache go under results/
     # This host as fast as the reference machine (a kept probe): the plan does not depend on
     # how loaded the machine running the test is.
-    from interference.host_probe import REFERENCE_S
+    from interference.host.probe import REFERENCE_S
 
     probe = tmp_path / "results/durations" / f"{socket.gethostname().split('.')[0]}.probe.json"
     probe.parent.mkdir(parents=True)

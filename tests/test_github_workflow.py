@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))

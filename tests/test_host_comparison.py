@@ -6,7 +6,6 @@ one host an interaction —; both empty with one host."""
 import numpy as np
 import pandas as pd
 import pytest
-
 from interference.studies.pairs.statistics.host_comparison import host_anova, host_ratios
 
 

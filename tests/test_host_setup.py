@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-
-from interference import host_setup, runtimes, studies
-from interference.config import read_yaml, validate
-from interference.host_package import HostPackage
+from interference import runtimes, studies
+from interference.host.packages import HostPackage
+from interference.steps import host_setup
+from interference.steps.config import read_yaml, validate
 
 
 def packages(config_path) -> set[str]:

@@ -1,6 +1,6 @@
 """A confined host (a container with its own engine, a cpuset) reports what it can use."""
 
-from interference.hostinfo import cgroup_memory_limit
+from interference.host.info import cgroup_memory_limit
 
 
 def _write(path, text):

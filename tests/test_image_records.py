@@ -3,8 +3,8 @@ older layout's records under their host; the config's run_on, each host with its
 
 import os
 
-from interference import image_records
-from interference.config import host_configs
+from interference.steps.config import host_configs
+from interference.stores import image_records
 
 
 def test_old_records_move_under_the_host_with_their_times(tmp_path):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO
-from interference import code_deps
+from interference.core import code_deps
 
 PACKAGE = REPO / "scripts" / "interference"
 
@@ -68,7 +68,7 @@ def test_the_graph_reader_sees_imports_and_circles():
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(g) == [["a", "b", "c"]]
     g = graph()
-    assert "interference.resampling" in g["interference.studies.network.statistics"]
+    assert "interference.stats.resampling" in g["interference.studies.network.statistics"]
     assert "interference.studies.pairs.cases" in g["interference.studies.pairs.execute"]
 
 
@@ -95,11 +95,11 @@ def test_each_steps_code_inputs_are_its_import_closure():
 
     # Shared modules reach every study's statistics that imports them ...
     for study in ("network", "pingpong", "scaling"):
-        assert {"resampling.py", "descriptive.py", f"studies/{study}/statistics.py"} <= names(
+        assert {"stats/resampling.py", "stats/descriptive.py", f"studies/{study}/statistics.py"} <= names(
             study, "statistics"
         )
     # ... including through another module (drift.py and published.py import cases.py) ...
-    assert {"studies/pairs/cases.py", "studies/pairs/statistics/drift.py", "resampling.py"} <= names(
+    assert {"studies/pairs/cases.py", "studies/pairs/statistics/drift.py", "stats/resampling.py"} <= names(
         "pairs", "statistics"
     )
     # ... and nothing the step does not import: no runner, runtime or report code in statistics.
@@ -107,10 +107,10 @@ def test_each_steps_code_inputs_are_its_import_closure():
     assert not any(n.startswith(("runtimes/", "report/figures", "studies/pairs/execute")) for n in stats), (
         stats
     )
-    assert "runner.py" not in names("pairs", "parse")
+    assert "steps/runner.py" not in names("pairs", "parse")
     # The closure of one file by hand: verdict.py imports descriptive.py, which imports nothing of ours.
     verdict = PACKAGE / "findings" / "verdict.py"
-    assert code_deps.closure([verdict]) == sorted([verdict, PACKAGE / "descriptive.py"])
+    assert code_deps.closure([verdict]) == sorted([verdict, PACKAGE / "stats" / "descriptive.py"])
 
 
 def test_every_module_of_the_package_imports():

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import REPO, leftover_containers, requires_engine, run_settings, start_run_case
-from interference.parse import parse_run
+from interference.steps.parse import parse_run
 
 pytestmark = [pytest.mark.integration, requires_engine]
 
@@ -47,13 +46,25 @@ def images(tmp_path_factory) -> Path:
     """Image files (like results/images/<host>/docker/<name>.json) for base, B, NS, NR, Y and NS+NR."""
     d = tmp_path_factory.mktemp("images")
     common = ["--runtime", "docker", "--log", str(d / "build.log")]
-    python_m("interference.images", "base", "--out", str(d / "base.json"), *common)
+    python_m("interference.steps.images", "base", "--out", str(d / "base.json"), *common)
     for ms in ("B", "NS", "NR", "Y"):
         python_m(
-            "interference.images", ms, "--on", str(d / "base.json"), "--out", str(d / f"{ms}.json"), *common
+            "interference.steps.images",
+            ms,
+            "--on",
+            str(d / "base.json"),
+            "--out",
+            str(d / f"{ms}.json"),
+            *common,
         )
     python_m(
-        "interference.images", "NS+NR", "--on", str(d / "NS.json"), "--out", str(d / "NS+NR.json"), *common
+        "interference.steps.images",
+        "NS+NR",
+        "--on",
+        str(d / "NS.json"),
+        "--out",
+        str(d / "NS+NR.json"),
+        *common,
     )
     return d
 

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from interference import studies
-from interference.config import ConfigError, validate
 from interference.runtimes import bridges, ovs
+from interference.steps.config import ConfigError, validate
 from interference.studies.network import published
 from interference.studies.network.statistics import SAMPLE_COLUMNS, relative
 
@@ -177,7 +177,7 @@ def render(tmp_path, rows, env=None):
     metric, mean, sd, ratio) and environment.json."""
     import json
 
-    from interference.report.document import Document
+    from interference.paper.document import Document
     from interference.studies.network.section import section
 
     (tmp_path / "network").mkdir(parents=True, exist_ok=True)
@@ -208,7 +208,7 @@ def render(tmp_path, rows, env=None):
 
 
 def figure_caption(tmp_path, rows) -> str:
-    from interference.report.document import Document
+    from interference.paper.document import Document
     from interference.studies.network.section import section
 
     render(tmp_path, rows)
@@ -294,7 +294,7 @@ def test_a_verdict_needs_enough_tests_and_a_ci_inside_the_range(tmp_path):
         half = 1.96 * np.sqrt(2) * 1.0 / np.sqrt(n) / 100
         rel = rel.assign(n=n, ci_low=rel["ratio"] - half, ci_high=rel["ratio"] + half)
         rel.to_csv(d / "network/relative.tsv", sep="\t", index=False)
-        from interference.report.document import Document
+        from interference.paper.document import Document
         from interference.studies.network.section import section
 
         return "\n".join(b.content for b in section(Document(d)).verdicts())

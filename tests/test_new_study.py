@@ -9,7 +9,6 @@ import subprocess
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine
 
 pytestmark = [pytest.mark.integration, requires_engine]

@@ -7,11 +7,10 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
 from interference import studies
-from interference.config import ConfigError, validate
-from interference.entity_memory import GIB, check_memory
+from interference.core.entity_memory import GIB, check_memory
 from interference.parsers import ParseError, get
+from interference.steps.config import ConfigError, validate
 from interference.studies.creation.statistics import table1
 from interference.studies.scaling.statistics import slowdown, summary
 
@@ -140,7 +139,7 @@ def test_table1_puts_the_published_value_beside_ours(tmp_path):
 @pytest.mark.parametrize("name", ["paper001", "paper001-ci"])
 def test_shipped_paper001_configs_are_valid(name):
     from conftest import REPO
-    from interference.config import load
+    from interference.steps.config import load
 
     cfg = load(REPO / "config" / f"{name}.yaml")
     assert set(cfg["studies"]) == {"scaling", "creation", "network"}
@@ -148,13 +147,13 @@ def test_shipped_paper001_configs_are_valid(name):
 
 def test_the_published_protocol_is_refused_on_a_small_machine_and_fits_a_large_one(monkeypatch):
     from conftest import REPO
-    from interference.config import read_yaml
+    from interference.steps.config import read_yaml
 
     cfg = read_yaml(REPO / "config" / "paper001-protocol.yaml")
-    monkeypatch.setattr("interference.entity_memory.machine_memory", lambda: 24 * GIB)
+    monkeypatch.setattr("interference.core.entity_memory.machine_memory", lambda: 24 * GIB)
     with pytest.raises(ConfigError, match="N=64 on nested"):
         validate(cfg)
-    monkeypatch.setattr("interference.entity_memory.machine_memory", lambda: 256 * GIB)
+    monkeypatch.setattr("interference.core.entity_memory.machine_memory", lambda: 256 * GIB)
     assert validate(cfg)["studies"]["scaling"]["instances"][-1] == 64
 
 
@@ -198,7 +197,7 @@ def test_vm_emulation_sentences_follow_the_recorded_acceleration():
 def _scaling_stats(tmp_path, docker_factor: float, n: int):
     """results/stats/ of the scaling study from synthetic samples: bare metal's and Docker's
     sysbench times at N = 1 and 2, Docker's `docker_factor` × bare metal's, n samples each."""
-    from interference.statistics import write
+    from interference.steps.statistics import write
 
     rng = np.random.default_rng(3)
     rows = [
@@ -225,7 +224,7 @@ def _scaling_stats(tmp_path, docker_factor: float, n: int):
     ],
 )
 def test_the_scaling_verdict_needs_the_data_to_carry_it(tmp_path, factor, n, says):
-    from interference.report.document import Document
+    from interference.paper.document import Document
     from interference.studies.scaling.section import Scaling
 
     doc = Document(_scaling_stats(tmp_path, factor, n), None, "test", "scaling")

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import leftover_containers, requires_engine, run_report, runtime_leftovers
 
 pytestmark = [pytest.mark.integration, requires_engine]

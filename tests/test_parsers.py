@@ -6,10 +6,9 @@ import math
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 from interference import parsers
-from interference.microservices import registry
+from interference.core.microservices import registry
 
 FIXTURES = REPO / "tests" / "fixtures"
 IDS = ("L", "S", "B", "NS", "NR", "Y", "P", "HP")

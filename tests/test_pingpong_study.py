@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import REPO
 from interference import parsers, studies
-from interference.config import ConfigError, validate
+from interference.steps.config import ConfigError, validate
 from interference.studies.pingpong import MAX_MESSAGE_BYTES, fabric
 from interference.studies.pingpong.statistics import SAMPLE_COLUMNS, relative, rsd
 
@@ -260,7 +259,7 @@ def render_method(tmp_path, cpu: float | None, hosts: dict) -> str:
     recorded hosts (environment.json)."""
     import json
 
-    from interference.report.document import Document
+    from interference.paper.document import Document
     from interference.studies.pingpong.section import section
 
     (tmp_path / "pingpong").mkdir()
@@ -304,8 +303,8 @@ def test_method_text_follows_cpu_use_and_recorded_cores(tmp_path, cpu, hosts, sa
     ],
 )
 def test_the_verdicts_need_enough_tests_and_a_ci_inside(tmp_path, container, said):
-    from interference.report.document import Document
-    from interference.statistics import write
+    from interference.paper.document import Document
+    from interference.steps.statistics import write
     from interference.studies.pingpong.section import section
 
     rows = [("host", "reference", 10, [100, 101, 99, 100, 100, 101]), ("docker", "container", 10, container)]

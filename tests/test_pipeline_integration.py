@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import (
     REPO,
     SNAKEMAKE,
@@ -164,7 +163,7 @@ def test_the_profile_is_in_force(workdir):
     # profiles/default: one measurement at a time, and the shell commands printed.
     log = sorted((workdir / ".snakemake/log").glob("*.snakemake.log"))[0].read_text()
     assert 'Provided resources: measurement=Resource("measurement", 1)' in log
-    assert "Shell command: python -m interference.runner" in log
+    assert "Shell command: python -m interference.steps.runner" in log
 
 
 def test_samples_table(workdir):
@@ -244,7 +243,7 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
     assert [i["status"] for i in meta["members"][0]["iterations"]] == ["timeout"]
     assert leftover_containers() == []
     # The parser turns them into rows with a status and no value.
-    from interference.parse import parse_run
+    from interference.steps.parse import parse_run
 
     rows = parse_run(tmp_path / "crash/meta.json")
     assert rows["value"].isna().all() and (rows["status"] != "ok").all()

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, SNAKEMAKE
 
 BIN = Path(sys.executable).parent

@@ -5,9 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from interference.studies.pairs.statistics import published
-from interference.studies.pairs.statistics import ir_value
+from interference.studies.pairs.statistics import ir_value, published
 
 PUB = Path(__file__).resolve().parents[1] / "report" / "published"
 

@@ -19,8 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, requires_engine
-
-from interference import run_order
+from interference.core import run_order
 
 pytestmark = [pytest.mark.integration, requires_engine]
 

@@ -9,11 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
-from interference import render_fallback, render_report, run_info
+from interference.paper import fallback as render_fallback
+from interference.paper import render as render_report
+from interference.paper.document import Document
 from interference.report import environment
 from interference.report import format as fmt
-from interference.report.document import Document
 from interference.report.tables import table_html
+from interference.steps import run_facts as run_info
 from interference.studies.pairs import PUBLISHED_FILES, runs
 from interference.studies.pairs.section import PairsSection
 from interference.studies.pairs.section.data import eta_band

@@ -9,7 +9,6 @@ import sys
 
 import pytest
 import yaml
-
 from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine
 
 pytestmark = [pytest.mark.integration, requires_engine]
@@ -60,7 +59,7 @@ def test_leftovers_are_reaped_and_a_full_disk_is_one_line(tmp_path):
     try:
         settings = dict(recorded["settings"], repetition=2)
         r = subprocess.run(
-            [sys.executable, "-m", "interference.runner", "--study", "pairs", "--settings", json.dumps(settings),
+            [sys.executable, "-m", "interference.steps.runner", "--study", "pairs", "--settings", json.dumps(settings),
              "--images", str(tmp_path / "results/images/reaphost/docker/Y.json"), "--meta", str(disk / "run/meta.json")],
             capture_output=True, text=True, env=dict(env, PYTHONPATH=str(REPO / "scripts")), cwd=tmp_path,
         )  # fmt: skip

@@ -1,10 +1,11 @@
-"""The order runs are measured in (interference.run_order) and the pair study's drift check."""
+"""The order runs are measured in (interference.core.run_order) and the pair study's drift check."""
 
 import pandas as pd
 import pytest
-from interference import run_order, studies
-from interference.config import ConfigError, validate
+from interference import studies
+from interference.core import run_order
 from interference.report.environment import order_agreement
+from interference.steps.config import ConfigError, validate
 from interference.studies.pairs.statistics import drift
 
 RUNS = [

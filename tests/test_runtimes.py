@@ -6,8 +6,8 @@ shape and qemu command line, Apptainer's argv."""
 from pathlib import Path
 
 import pytest
-
-from interference.runtimes import ContainerSpec, RuntimeUnavailable, cgroups
+from interference.host import cgroups
+from interference.runtimes import ContainerSpec, RuntimeUnavailable
 from interference.runtimes.docker import DockerRuntime
 from interference.runtimes.host import HostRuntime
 from interference.runtimes.lxc import LxcRuntime, cgroup_keys

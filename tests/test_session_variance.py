@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
-from interference import session_variance as sv
+from interference.stats import session_variance as sv
 from scipy import stats
 
 

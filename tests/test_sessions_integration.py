@@ -10,7 +10,6 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine
 
 pytestmark = [pytest.mark.integration, requires_engine]
@@ -55,7 +54,7 @@ def save(work, name):
         [
             sys.executable,
             "-m",
-            "interference.sessions",
+            "interference.stores.sessions",
             "save",
             name,
             "--results",

@@ -8,8 +8,8 @@ import socket
 import pandas as pd
 import pytest
 import yaml
-from interference import config as config_module
-from interference.findings import plan, settle
+from interference.steps import config as config_module
+from interference.steps import plan, settle
 from interference.studies.pairs import cases
 
 
@@ -71,7 +71,7 @@ def test_settle_plans_the_cheapest_open_findings_within_the_budget(tmp_path, mon
     12 s iterations). With a budget for one, the cheap one is planned and the overlay holds
     exactly its cells; the plan's lines name it."""
     monkeypatch.chdir(tmp_path)
-    from interference.host_probe import REFERENCE_S  # this host as fast as the reference (kept probe)
+    from interference.host.probe import REFERENCE_S
 
     probe = tmp_path / "results/durations" / f"{socket.gethostname().split('.')[0]}.probe.json"
     probe.parent.mkdir(parents=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, runtime_leftovers
-from interference.slurm_local import LocalCluster
+from support.slurm_local import LocalCluster
 
 pytestmark = [
     pytest.mark.integration,

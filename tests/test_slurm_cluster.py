@@ -1,4 +1,4 @@
-"""A two-node Slurm made on this machine (interference.slurm_local): node `fog` (this machine)
+"""A two-node Slurm made on this machine (support.slurm_local): node `fog` (this machine)
 and node `edge` (a container with its own Docker engine and slurmd, 1 core, 4 GiB), sharing the
 working folder. One invocation with profiles/slurm runs each host's runs on its own node and
 writes the two-host report; a node that does not take jobs is refused before anything is
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, runtime_leftovers
-from interference.edge_node import EdgeNode
-from interference.loop import release
-from interference.slurm_local import DEFAULT_CONF, MUNGE_KEY, LocalCluster, images_for
+from interference.core.loop import release
+from support.edge_node import EdgeNode
+from support.slurm_local import DEFAULT_CONF, MUNGE_KEY, LocalCluster, images_for
 
 pytestmark = [
     pytest.mark.integration,
@@ -56,7 +56,9 @@ def cluster(tmp_path_factory):
         yield env, edge, work, cluster
     assert cluster.daemons() == [] and not DEFAULT_CONF.exists()
     r = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", "label=interference.slurm-node"], capture_output=True, text=True
+        ["docker", "ps", "-aq", "--filter", "label=interference.host.slurm-node"],
+        capture_output=True,
+        text=True,
     )
     assert r.stdout.split() == []  # the edge node is gone with its engine
     assert not list(Path("/sys/fs/cgroup").glob("*/interference-node-edge"))

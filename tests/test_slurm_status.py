@@ -1,9 +1,8 @@
 """The cap on the Slurm executor plugin's status-check interval (slurm.cap_status_interval): the
 pinned plugin still has the interval it caps, and the cap holds whatever the plugin sets."""
 
+from interference.host.slurm import SlurmUnavailable, cap_status_interval
 from snakemake_executor_plugin_slurm import Executor
-
-from interference.slurm import SlurmUnavailable, cap_status_interval
 
 
 def test_the_plugins_interval_is_capped():

@@ -1,4 +1,4 @@
-"""Known-answer tests of interference.statistics on small hand-computed data.
+"""Known-answer tests of interference.steps.statistics on small hand-computed data.
 
 Run: PYTHONPATH=scripts .venv/bin/python -m pytest tests/test_statistics.py -q"""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from interference import descriptive
+from interference.stats import descriptive
 from interference.studies.pairs import statistics as st
 from interference.studies.pairs.statistics import hypothesis_tests as sig
 from scipy import stats
@@ -272,7 +272,7 @@ def test_the_recommended_design_is_kalibera_and_jones_by_hand():
     """Run variance 0.0025 (a 5 % CV between runs), iteration variance 0.0004, a run's overhead
     2 s against 1 s an iteration: sqrt(2 / 1 × 0.0004 / 0.0025) = 0.57, so 1 iteration per run,
     and 1.96² / 0.05² × (0.0025 + 0.0004) = 4.46, so 5 runs."""
-    from interference.variance_components import Components, recommend
+    from interference.stats.variance_components import Components, recommend
 
     assert recommend(Components(0.0004, 0.0025, 50, 10), 2.0, 1.0) == (1, 5)
     # No variance between runs: one run of enough iterations (1.96² / 0.05² × 0.0004 = 0.61 -> 2).
@@ -534,7 +534,7 @@ def run_cli(tmp_path: Path, samples: Path) -> dict[str, Path]:
     env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"))
     for name, path in outs.items():
         # The statistics rule's command: one table of the pair study at a time.
-        cmd = [sys.executable, "-m", "interference.statistics", "--study", "pairs", "--table", name]
+        cmd = [sys.executable, "-m", "interference.steps.statistics", "--study", "pairs", "--table", name]
         cmd += ["--input", f"samples={samples}", "--out", str(path), "--jobs", "2"]
         done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr

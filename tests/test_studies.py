@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from interference import runtimes, studies
-from interference.config import validate
 from interference.runtimes import Capabilities
+from interference.steps.config import validate
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -24,9 +24,9 @@ def test_registry_finds_the_pair_study():
     root = studies.HERE.parent
     assert [str(p.relative_to(root)) for p in studies.code_files("pairs", "parse")] == [
         "__init__.py",
-        "microservices.py",
+        "core/microservices.py",
+        "core/samples.py",
         "parsers/__init__.py",
-        "samples.py",
         "studies/pairs/cases.py",
         "studies/pairs/parse.py",
     ]
@@ -68,8 +68,9 @@ def test_planning_imports_no_statistics_stack():
     imports) must not import pandas, scipy or statsmodels, which cost a second per dry run."""
     code = (
         "import sys; sys.path.insert(0, 'scripts');"
-        "from interference import estimate, host_setup, run_order, runtimes, slurm, studies, transfer;"
-        "from interference.config import validate; studies.registry();"
+        "from interference import runtimes, studies; from interference.core import run_order;"
+        "from interference.host import slurm; from interference.steps import estimate, host_setup, transfer;"
+        "from interference.steps.config import validate; studies.registry();"
         "heavy = sorted(m for m in ('pandas', 'scipy', 'statsmodels', 'numpy') if m in sys.modules);"
         "print(','.join(heavy))"
     )

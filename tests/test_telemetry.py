@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from interference import telemetry
-from interference.runtimes import cgroups
+from interference.host import cgroups, telemetry
 
 
 def proc_stat() -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""Moving another host's results in (interference.transfer): an export verified file by file
+"""Moving another host's results in (interference.steps.transfer): an export verified file by file
 against its sha256 manifest, refused when partial, corrupt, of this very host, already present
 or run under another definition of its study — with nothing in results/ changed —, and, for
 real, two hosts' runs of one config in one set of statistics and one report, the imported runs
@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, run_report, runtime_leftovers
-from interference.config import ConfigError, validate
-from interference.transfer import TransferError, expected_settings, export, import_results
+from interference.steps.config import ConfigError, validate
+from interference.steps.transfer import TransferError, expected_settings, export, import_results
 
 PART = {"runtimes": ["host"], "layers": ["loopback", "reference"], "message_sizes": [10], "duration_s": 1,
         "iterations": 2}  # fmt: skip
@@ -131,7 +130,7 @@ def test_two_hosts_in_one_report(tmp_path):
     run_report(fog, tiny | {"host": "fog"}, target="raw")
     shutil.copy(fog / "tiny.yaml", tmp_path / "fog.yaml")
     r = subprocess.run(
-        [str(Path(SNAKEMAKE).parent / "python"), "-m", "interference.transfer", "import", str(tmp_path / "edge.tar.gz"),
+        [str(Path(SNAKEMAKE).parent / "python"), "-m", "interference.steps.transfer", "import", str(tmp_path / "edge.tar.gz"),
          "--config", str(tmp_path / "fog.yaml")],
         cwd=fog, env={"PYTHONPATH": str(REPO / "scripts"), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
     )  # fmt: skip

@@ -8,9 +8,7 @@ import shutil
 import subprocess
 
 import pytest
-
-from interference.runtimes import RuntimeUnavailable
-from interference.runtimes import vm_image
+from interference.runtimes import RuntimeUnavailable, vm_image
 from interference.runtimes.vm import VmRuntime
 
 HAS_ZSTD = shutil.which("zstd") is not None

@@ -1,6 +1,6 @@
 # Changes: today's results against the saved sessions the config names (compare_with), one
 # table per study: each cell's relative change with its CI and verdict (changes.py). Sessions
-# are files (python -m interference.sessions save NAME): never rerun, read whole and verified.
+# are files (python -m interference.stores.sessions save NAME): never rerun, read whole and verified.
 
 
 rule changes:
@@ -14,7 +14,7 @@ rule changes:
         ],
         environment="results/stats/environment.json",
         sessions=CONFIG["compare_with"],
-        code=code_deps_closure("changes.py"),
+        code=code_deps_closure("steps/changes.py"),
     output:
         changes="results/stats/{study}/changes.tsv",
         differences="results/stats/{study}/changes.json",
@@ -28,7 +28,7 @@ rule changes:
         across="--across-definitions" if CONFIG["compare_across_definitions"] else "",
         threshold=CONFIG["change_threshold"],
     shell:
-        "python -m interference.changes --study {wildcards.study} --samples {input.samples} "
+        "python -m interference.steps.changes --study {wildcards.study} --samples {input.samples} "
         "--summary {input.summary} --environment {input.environment} "
         "--sessions {input.sessions:q} --threshold {params.threshold} {params.across} "
         "--out {output.changes} > {log} 2>&1"

@@ -21,28 +21,20 @@ if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _prefix += f"export PATH={os.path.dirname(sys.executable)}:$PATH; "
 shell.prefix(_prefix)
 
-from interference import (
-    code_deps,
-    estimate,
-    host_probe,
-    host_setup,
-    image_records,
-    run_order,
-    runtimes,
-    slurm,
-    studies,
-    transfer,
-)
-from interference.config import ConfigError, host_configs, read_yaml
-from interference.findings import plan as findings_plan
-from interference.microservices import registry
+from interference import runtimes, studies
+from interference.core import code_deps, run_order
+from interference.core.microservices import registry
+from interference.host import probe as host_probe, slurm
+from interference.steps import estimate, host_setup, plan as findings_plan, transfer
+from interference.steps.config import ConfigError, host_configs, read_yaml
+from interference.stores import image_records
 
 PLAN_SCALE = estimate.Scale()  # set by planned_runs: the models' factor on this host
 
 # The default experiment, unless --configfile names another (which then replaces it whole:
 # merged, its studies would run beside the default's). Read by our loader first so that a
 # YAML error names the file, line and column (snakemake's own message names none; it parses
-# --configfile files before this file runs, so `python -m interference.config FILE` checks those).
+# --configfile files before this file runs, so `python -m interference.steps.config FILE` checks those).
 if not workflow.overwrite_configfiles:
     DEFAULT_CONFIG = os.path.join(workflow.basedir, "config", "config.yaml")
     try:
@@ -115,7 +107,7 @@ def host_runs(study):
     return [(h, rt, r) for h in HOSTS for rt, r in study_runs(study, h)]
 
 
-# The order runs are measured in (run_order.py): snakemake starts the ready job of highest
+# The order runs are measured in (core/run_order.py): snakemake starts the ready job of highest
 # priority; a run's priority is its distance from the end of the plan, images come first.
 RUN_PLAN = run_order.plan(
     *(
@@ -133,7 +125,7 @@ RUN_PLAN = run_order.plan(
 
 def planned_runs():
     """The runs still without meta.json, in plan order, each with its expected duration
-    (estimate.py, from the past runs of its host)."""
+    (steps/estimate.py, from the past runs of its host)."""
     todo = [
         (s, h, rt, r)
         for s in STUDIES
@@ -217,7 +209,7 @@ def check_slurm():
                 f"Nothing was built or run: run_on names {', '.join(others)} beside this "
                 f"machine's host {HOST!r}; runs of other hosts need the Slurm profile "
                 "(--profile profiles/slurm, each host a node) or are imported "
-                "(interference.transfer; set run_on to this host)."
+                "(interference.steps.transfer; set run_on to this host)."
             )
         if remote:
             h, r = next(iter(remote.items()))
@@ -226,7 +218,7 @@ def check_slurm():
                 "started there through Slurm: run it with --profile profiles/slurm."
             )
         return
-    # A host's study is one long Slurm job: check it every 10 s at most (slurm.py says why).
+    # A host's study is one long Slurm job: check it every 10 s at most (host/slurm.py says why).
     # (The executor is known from onstart on, not while the Snakefile is read.)
     from snakemake_executor_plugin_slurm import Executor as SlurmExecutor
 

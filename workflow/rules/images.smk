@@ -30,6 +30,6 @@ rule build_image:
         ),
         on=lambda wildcards, input: f"--on {input.parent[0]}" if input.parent else "",
     shell:
-        "python -m interference.images {wildcards.image:q} --runtime {wildcards.runtime} "
+        "python -m interference.steps.images {wildcards.image:q} --runtime {wildcards.runtime} "
         "--options {params.options:q} {params.on} --base-image {params.base_image:q} "
         "--mirror {params.mirror:q} --suite {params.suite:q} --out {output.image} --log {log}"

@@ -38,7 +38,7 @@ def all_run_metas():
 
 
 def imported(pattern, study=None):
-    """`pattern` (RUN_META, PARSED_PATH) for each run imported from another host (transfer.py)."""
+    """`pattern` (RUN_META, PARSED_PATH) for each run imported from another host (steps/transfer.py)."""
     return [
         pattern.format(
             host=host,

@@ -6,7 +6,7 @@
 
 PARSERS_CODE = sorted(
     str(p) for p in Path(SCRIPTS, "interference", "parsers").glob("*.py")
-) + code_deps_closure("parse.py")
+) + code_deps_closure("steps/parse.py")
 
 
 rule parse_code_listing:
@@ -19,7 +19,7 @@ rule parse_code_listing:
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "python -m interference.code_deps --out {output.listing} {input.code} > {log} 2>&1"
+        "python -m interference.core.code_deps --out {output.listing} {input.code} > {log} 2>&1"
 
 
 rule parse_run:
@@ -33,7 +33,7 @@ rule parse_run:
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "python -m interference.parse {input.meta} {output.samples} > {log} 2>&1"
+        "python -m interference.steps.parse {input.meta} {output.samples} > {log} 2>&1"
 
 
 rule merge_samples:
@@ -46,4 +46,4 @@ rule merge_samples:
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "python -m interference.parse --merge {output.samples} {input.runs} > {log} 2>&1"
+        "python -m interference.steps.parse --merge {output.samples} {input.runs} > {log} 2>&1"

@@ -2,7 +2,7 @@
 # results/stats/environment.json, from meta.json and image jsons, never raw outputs) and
 # report/paper.qmd with each study's section rendered to report/paper.html from results/stats/.
 # Quarto renders it where the CLI is installed; elsewhere nbclient + nbconvert do (see
-# scripts/interference/render_report.py).
+# scripts/interference/paper/render.py).
 
 REPORT_QMD = os.path.join(workflow.basedir, "report", "paper.qmd")
 REPORT_FILES = sorted(
@@ -15,14 +15,11 @@ PUBLISHED = sorted(
 )
 REPORT_CODE = sorted(
     str(p)
-    for folder in ("report", "report_template")
+    for folder in ("report", "paper")
     for p in Path(SCRIPTS, "interference", folder).rglob("*")
     if p.is_file() and "__pycache__" not in p.parts
-) + [
-    os.path.join(SCRIPTS, "interference", f"render_{n}.py")
-    for n in ("report", "fallback")
-]
-RUN_INFO_CODE = os.path.join(SCRIPTS, "interference", "run_info.py")
+)
+RUN_INFO_CODE = os.path.join(SCRIPTS, "interference", "steps", "run_facts.py")
 
 
 rule run_table:
@@ -39,7 +36,7 @@ rule run_table:
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "python -m interference.run_info --metas {input.metas:q} --runs {output.runs} > {log} 2>&1"
+        "python -m interference.steps.run_facts --metas {input.metas:q} --runs {output.runs} > {log} 2>&1"
 
 
 rule environment:
@@ -62,7 +59,7 @@ rule environment:
         config=json.dumps(CONFIG, sort_keys=True),
         config_files=[str(p) for p in workflow.configfiles],
     shell:
-        "python -m interference.run_info --config {params.config:q} "
+        "python -m interference.steps.run_facts --config {params.config:q} "
         "--config-files {params.config_files:q} --metas {input.metas:q} "
         "--images {input.images:q} --environment {output.environment} > {log} 2>&1"
 
@@ -89,14 +86,14 @@ rule report:
         studies=list(STUDIES),
         published_dir=lambda wildcards, input: os.path.dirname(input.published[0]),
     shell:
-        "python -m interference.render_report {input.qmd:q} --out {output.html} "
+        "python -m interference.paper.render {input.qmd:q} --out {output.html} "
         "--stats-dir results/stats --studies {params.studies} "
         "--published-dir {params.published_dir:q} > {log} 2>&1"
 
 
 # The scorecard: every published finding of the five papers (report/published/findings.yaml)
 # against this config's tables, by its study's check (studies/<kind>/findings.py).
-FINDINGS_CODE = code_deps_closure("findings/scorecard.py")
+FINDINGS_CODE = code_deps_closure("steps/scorecard.py")
 
 
 rule findings:
@@ -123,6 +120,6 @@ rule findings:
         studies=list(STUDIES),
         published_dir=lambda wildcards, input: os.path.dirname(input.published[0]),
     shell:
-        "python -m interference.findings.scorecard --stats-dir results/stats "
+        "python -m interference.steps.scorecard --stats-dir results/stats "
         "--studies {params.studies} --catalogue {input.catalogue:q} "
         "--published-dir {params.published_dir:q} --out {output.findings} > {log} 2>&1"

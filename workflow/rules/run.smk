@@ -1,5 +1,5 @@
 # Benchmark runs: one job per (host, runtime, study, run key, repetition), done by the
-# generic runner (interference.runner) with the study's execute(). The `measurement`
+# generic runner (interference.steps.runner) with the study's execute(). The `measurement`
 # resource (1, from the workflow profile) and a host-wide lock in the runner keep
 # measurements from overlapping, whatever --cores says; taking every core keeps the other
 # jobs (parsing, statistics) from running beside one.
@@ -13,7 +13,7 @@ rule run:
         meta=RUN_META,
     log:
         "results/logs/run/{host}/{runtime}/{study}/{key}/rep{rep}.log",
-    # Only the hosts of run_on are run here; other hosts' runs are imported (transfer.py).
+    # Only the hosts of run_on are run here; other hosts' runs are imported (steps/transfer.py).
     wildcard_constraints:
         host="|".join(map(re.escape, HOSTS)),
     # Runs start in the config's run_order (seeded random by default).
@@ -29,5 +29,5 @@ rule run:
     params:
         settings=run_settings,
     shell:
-        "python -m interference.runner --study {wildcards.study} --settings {params.settings:q} "
+        "python -m interference.steps.runner --study {wildcards.study} --settings {params.settings:q} "
         "--images {input.images} --meta {output.meta} > {log} 2>&1"

@@ -2,7 +2,7 @@
 # study's summary, interference ratios, ANOVA, post hoc tests and runtime comparison. Its
 # code is an input: editing it recomputes the tables.
 
-STATISTICS_CODE = os.path.join(SCRIPTS, "interference", "statistics.py")
+STATISTICS_CODE = os.path.join(SCRIPTS, "interference", "steps", "statistics.py")
 
 
 rule statistics:
@@ -27,5 +27,5 @@ rule statistics:
             if name not in ("files", "code", "step")
         ),
     shell:
-        "python -m interference.statistics --study {wildcards.study} --table {wildcards.table} "
+        "python -m interference.steps.statistics --study {wildcards.study} --table {wildcards.table} "
         "{params.inputs} --out {output.table} --jobs {threads} > {log} 2>&1"

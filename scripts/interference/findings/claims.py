@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 from scipy import stats
 
-from interference.descriptive import CONFIDENCE
 from interference.findings.verdict import (
     INCONCLUSIVE,
     MIN_SAMPLES,
@@ -36,6 +35,7 @@ from interference.findings.verdict import (
     judge,
     share_ci,
 )
+from interference.stats.descriptive import CONFIDENCE
 
 EVERY, MEAN, MOST, SOME, ABOUT = "every", "mean", "most", "some", "about"
 QUANTIFIERS = (EVERY, MEAN, MOST, SOME, ABOUT)

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.meta_analysis import combine_effects
 
-from interference.descriptive import CONFIDENCE
+from interference.stats.descriptive import CONFIDENCE
 
 Z = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))
 MIN_CELLS_PREDICTION = 4  # t with k - 2 degrees of freedom: at least 2

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from interference.descriptive import CONFIDENCE
+from interference.stats.descriptive import CONFIDENCE
 
 MIN_SAMPLES = 5  # per side of a comparison (the papers' own iterations were 5 to 30)
 

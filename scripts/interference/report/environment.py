@@ -1,12 +1,12 @@
 """The host, engines, images and config of the run (environment.json), for the whole paper.
-Its blocks take the report's Document (report/document.py, which imports this module)."""
+Its blocks take the report's Document (paper/document.py, which imports this module)."""
 
 from __future__ import annotations
 
 import pandas as pd
 from scipy import stats
 
-from interference import run_order
+from interference.core import run_order
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, bytes_h, esc, plural
 

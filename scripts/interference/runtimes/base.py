@@ -3,7 +3,7 @@
 A runtime makes (or converts) images, starts an isolated command with cgroup limits, waits
 for it, collects its output, removes everything a run made, and describes itself. Each
 adapter declares its Capabilities; a study that needs one a runtime lacks is refused before
-anything runs (interference.config). Nothing outside runtimes/ calls an engine."""
+anything runs (interference.steps.config). Nothing outside runtimes/ calls an engine."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import abc
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from interference.host_package import HostPackage
+from interference.host.packages import HostPackage
 
 LIMIT_KINDS = ("cpuset", "cpus", "memory")
 # How an entity can be attached to the host's network (paper 001, Tables II and III): "host"
@@ -108,8 +108,8 @@ class ContainerRuntime(abc.ABC):
     # Files of the repository a converting runtime builds from besides the image it converts
     # (nested: its parent image), relative to the repository root: a change rebuilds its images.
     build_inputs: tuple[str, ...] = ()
-    # Host packages it needs (host_package.py); those of the runtime it converts images from
-    # are added by host_setup.py.
+    # Host packages it needs (host/packages.py); those of the runtime it converts images from
+    # are added by steps/host_setup.py.
     host_packages: tuple[HostPackage, ...] = ()
 
     def __init__(self, **options):

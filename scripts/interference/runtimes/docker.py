@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from interference.host_package import DOCKER
+from interference.host.packages import DOCKER
 from interference.runtimes.base import ISOLATED, LIMIT_KINDS, NETWORK_MODES, Capabilities, RuntimeUnavailable
 from interference.runtimes.oci_cli import OciCliRuntime
 

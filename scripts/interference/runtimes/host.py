@@ -6,7 +6,7 @@ Images are the Docker images' root file systems (exported once into `rootfs_dir`
 tree with the host's network, PID, IPC, UTS and user namespaces; only a private mount
 namespace (`unshare --mount`) makes the results folder, scratch volumes, /proc, /sys and /dev
 visible inside, and takes those mounts away when the command exits. Its process joins its
-own cgroup (runtimes/cgroups.py: v1 or v2) before it starts. No private networks: a study
+own cgroup (host/cgroups.py: v1 or v2) before it starts. No private networks: a study
 needing them is refused for this runtime."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import shlex
 import shutil
 from pathlib import Path
 
-from interference.host_package import HostPackage
-from interference.runtimes import cgroups, rootfs
+from interference.host import cgroups
+from interference.host.packages import HostPackage
+from interference.runtimes import rootfs
 from interference.runtimes.base import (
     LIMIT_KINDS,
     LOOPBACK,

@@ -17,8 +17,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from interference.host_package import IPROUTE, IPTABLES, HostPackage
-from interference.runtimes import cgroups, ovs, rootfs
+from interference.host import cgroups
+from interference.host.packages import IPROUTE, IPTABLES, HostPackage
+from interference.runtimes import ovs, rootfs
 from interference.runtimes.base import (
     ISOLATED,
     LIMIT_KINDS,
@@ -35,7 +36,7 @@ HOW_TO_GET = "Install it with `apt-get install lxc` (Debian's lxc 5.0) and run a
 
 
 def cgroup_keys(spec: ContainerSpec, version: int) -> list[tuple[str, str]]:
-    """The limits as LXC configuration keys: the files runtimes/cgroups.py would write, prefixed
+    """The limits as LXC configuration keys: the files host/cgroups.py would write, prefixed
     `lxc.cgroup.` (v1) or `lxc.cgroup2.` (v2)."""
     prefix = "lxc.cgroup." if version == 1 else "lxc.cgroup2."
     memsw = (cgroups.ROOT / "memory" / "memory.memsw.limit_in_bytes").exists()

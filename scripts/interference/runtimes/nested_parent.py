@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from interference import REPO_ROOT
-from interference.runtimes import cgroups
+from interference.host import cgroups
 from interference.runtimes.base import RuntimeUnavailable
 from interference.runtimes.docker import DockerRuntime
 

@@ -10,7 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from interference.runtimes import cgroups, ovs
+from interference.host import cgroups
+from interference.runtimes import ovs
 from interference.runtimes.base import (
     ISOLATED,
     LOOPBACK,

@@ -32,8 +32,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from interference.host_package import HostPackage
-from interference.labels import RUN_LABEL
+from interference.core.labels import RUN_LABEL
+from interference.host.packages import HostPackage
 
 # An OVS bridge: its daemons and tools; ethtool turns off the entity's checksum offload.
 PACKAGES = (

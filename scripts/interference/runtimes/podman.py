@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import resource
 
-from interference.host_package import HostPackage
+from interference.host.packages import HostPackage
 from interference.runtimes.base import ISOLATED, LIMIT_KINDS, NETWORK_MODES, Capabilities
 from interference.runtimes.oci_cli import OciCliRuntime
 

@@ -7,7 +7,7 @@ guest's writes are thrown away when it stops, as a container's upper layer is.
 
 Limits are the machine's: vCPUs = the cores of the cpuset (or the CPU quota rounded up), and
 the guest's RAM = the memory limit; the qemu process itself runs in a host cgroup with that
-cpuset and quota (runtimes/cgroups.py), so a vCPU runs only where a container would. The
+cpuset and quota (host/cgroups.py), so a vCPU runs only where a container would. The
 guest reads its limits back like a container does (nproc, MemTotal, its cgroups).
 
 Acceleration: KVM where /dev/kvm runs a stock kernel. On the Firecracker VMs this was built
@@ -32,8 +32,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from interference.host_package import IPROUTE, IPTABLES, HostPackage, static_busybox
-from interference.runtimes import cgroups, ovs, rootfs
+from interference.host import cgroups
+from interference.host.packages import IPROUTE, IPTABLES, HostPackage, static_busybox
+from interference.runtimes import ovs, rootfs
 from interference.runtimes.base import LIMIT_KINDS, Capabilities, RuntimeUnavailable
 from interference.runtimes.bridges import BridgedNetworks, Bridges
 from interference.runtimes.local_processes import LocalProcessRuntime

@@ -15,7 +15,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from interference.runtimes import cgroups, ovs
+from interference.host import cgroups
+from interference.runtimes import ovs
 from interference.runtimes.base import ContainerSpec
 from interference.runtimes.bridges import Bridges, bridge_name
 

@@ -9,7 +9,7 @@ import inspect
 import pkgutil
 from pathlib import Path
 
-from interference import code_deps
+from interference.core import code_deps
 from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).resolve().parent

@@ -1,11 +1,11 @@
 """What a study kind declares. One folder under studies/ per kind; the registry
 (studies/__init__.py) finds it by its `name`, and the workflow, the generic runner
-(interference.runner), the parser step (interference.parse), the statistics step
-(interference.statistics) and the report ask it for everything that is particular to it.
+(interference.steps.runner), the parser step (interference.steps.parse), the statistics step
+(interference.steps.statistics) and the report ask it for everything that is particular to it.
 
 A study's folder has the same rooms in every kind:
   __init__.py   the Study subclass: config schema, runs, settings, images, tables (planning)
-  execute.py    execute(run) -> meta.json fields       (the run step, interference.runner)
+  execute.py    execute(run) -> meta.json fields       (the run step, interference.steps.runner)
   parse.py      parse(meta, raw_dir) -> samples          (the parse step)
   <module>.py   the functions its tables name            (the statistics step)
   findings.py   CHECKS: its checks of the papers' findings (the findings step)
@@ -26,12 +26,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar
 
-from interference.host_package import HostPackage
+from interference.host.packages import HostPackage
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from interference.run_context import RunContext
+    from interference.core.run_context import RunContext
 
 
 class StudyConfigError(ValueError):
@@ -183,7 +183,7 @@ class Study(abc.ABC):
 
     def finding_needs(self, check: str, args: dict) -> dict | str | None:
         """What one finding's check (with its catalogue args) needs in this study's config part
-        (findings/plan.py merges it), a sentence saying why it cannot be planned in one config
+        (steps/plan.py merges it), a sentence saying why it cannot be planned in one config
         with the others, or None: the study's part of the shipped config the finding names."""
         return None
 
@@ -220,7 +220,7 @@ class Study(abc.ABC):
 
     def checks(self) -> dict[str, Callable]:
         """Its checks of the papers' findings by name (report/published/findings.yaml names
-        them): check(ctx, args) -> findings.verdict.Measure or Skip; see findings/scorecard.py."""
+        them): check(ctx, args) -> findings.verdict.Measure or Skip; see steps/scorecard.py."""
         return self.step("findings").CHECKS if self.room("findings") else {}
 
     def run_row(self, meta: dict) -> dict:

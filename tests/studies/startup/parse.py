@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
-from interference.samples import OK, Sample
+from interference.core.samples import OK, Sample
 
 
 def parse(meta, raw_dir):

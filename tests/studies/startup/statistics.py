@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-from interference.descriptive import describe
+from interference.stats.descriptive import describe
 
 GROUP = ["host", "runtime", "instances", "metric"]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interference import entity_times
-from interference.entity_memory import check_memory
+from interference.core import entity_times
+from interference.core.entity_memory import check_memory
 from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).parent

@@ -6,7 +6,7 @@ import threading
 import time
 
 from interference import runtimes
-from interference.microservices import registry
+from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.creation import MICROSERVICE, VARIANTS
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interference.descriptive import describe
+from interference.stats.descriptive import describe
 from interference.studies.creation.published import TABLE_1
 
 SAMPLE_COLUMNS = [

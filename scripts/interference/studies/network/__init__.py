@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interference import entity_times, runtimes
-from interference.host_package import HostPackage
+from interference import runtimes
+from interference.core import entity_times
+from interference.host.packages import HostPackage
 from interference.runtimes import ovs
 from interference.runtimes.base import NETWORK_MODES
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 
-from interference.loop import (
+from interference.core.loop import (
     RELEASED_BY_FILE,
     RESULTS_IN_CONTAINER,
     loop_command,
@@ -13,7 +13,7 @@ from interference.loop import (
     read_limits,
     write_start_file,
 )
-from interference.microservices import registry
+from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec, ovs
 from interference.studies.network import host_side, remote_side
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from interference import parsers
-from interference.microservices import registry
-from interference.samples import parse_iteration
+from interference.core.microservices import registry
+from interference.core.samples import parse_iteration
 from interference.studies.network import statistics
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from interference.descriptive import describe, prepare, valid
-from interference.resampling import bootstrap_ci
+from interference.stats.descriptive import describe, prepare, valid
+from interference.stats.resampling import bootstrap_ci
 
 SAMPLE_COLUMNS = [
     "host", "runtime", "microservice", "direction", "mode", "repetition", "iteration",

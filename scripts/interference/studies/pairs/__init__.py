@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from interference import REPO_ROOT
-from interference.microservices import registry as microservices
+from interference.core.microservices import registry as microservices
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import cases, duration, finding_needs
 

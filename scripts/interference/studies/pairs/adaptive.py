@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from interference import parsers
-from interference.loop import move_window_end, read_iterations
+from interference.core.loop import move_window_end, read_iterations
 
 DECIDE_BEFORE_END_S = 2.0  # the loops read the end before each iteration: decide ahead of it
 

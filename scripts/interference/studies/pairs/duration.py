@@ -5,7 +5,7 @@ the 2-core machine this was developed on (Docker 20.10); a run's own history rep
 
 from __future__ import annotations
 
-from interference.microservices import registry
+from interference.core.microservices import registry
 from interference.studies.pairs import cases
 
 RUN_SETUP_S = 0.5  # the raw folder, the runtime's description, telemetry, removal at the end

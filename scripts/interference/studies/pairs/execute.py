@@ -11,13 +11,13 @@ Cases 1 and 1u run `iterations` fresh containers one after another (or, with an 
 the precision asked for). Cases 2/3 start both members together and loop until the window closes
 (which an adaptive rule may move later: adaptive.py). A failing or hanging benchmark becomes a failed
 iteration in meta.json; only an unusable engine fails the job. The generic runner
-(interference.runner) takes the lock, removes what the run made and writes meta.json."""
+(interference.steps.runner) takes the lock, removes what the run made and writes meta.json."""
 
 from __future__ import annotations
 
 import time
 
-from interference.loop import (
+from interference.core.loop import (
     HELD_BY_FILE,
     RELEASED_BY_FILE,
     RESULTS_IN_CONTAINER,
@@ -27,7 +27,7 @@ from interference.loop import (
     wait_for_release,
     write_start_file,
 )
-from interference.microservices import registry
+from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.pairs import adaptive
 from interference.studies.pairs.cases import ALONE_CASES, image_for, limits_for, mark_overlap, members_of

@@ -1,5 +1,5 @@
 """Which cells of the pair study a finding's check reads, as keys of the study's config part
-(findings/plan.py merges them): its microservices, pairs and cases, from the check's args as
+(steps/plan.py merges them): its microservices, pairs and cases, from the check's args as
 the catalogue gives them (cells.py's reading of the same args)."""
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from interference import parsers
-from interference.microservices import registry
-from interference.samples import OK, parse_iteration
+from interference.core.microservices import registry
+from interference.core.samples import OK, parse_iteration
 from interference.studies.pairs import cases
 
 COLUMNS = [

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interference import entity_times, runtimes
-from interference.host_package import IPROUTE, IPTABLES, HostPackage
+from interference import runtimes
+from interference.core import entity_times
+from interference.host.packages import IPROUTE, IPTABLES, HostPackage
 from interference.runtimes.base import ISOLATED
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pingpong import fabric

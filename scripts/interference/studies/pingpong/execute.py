@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 
-from interference.microservices import registry
+from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.runtimes.base import ISOLATED
 from interference.studies.pingpong import MICROSERVICE, OVERLAY_OF, fabric, load

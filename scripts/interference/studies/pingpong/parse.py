@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from interference import parsers
-from interference.microservices import Metric, registry
-from interference.samples import OK, metric_samples, read_output
+from interference.core.microservices import Metric, registry
+from interference.core.samples import OK, metric_samples, read_output
 from interference.studies.pingpong import MICROSERVICE, statistics
 
 SIDES = ("ping", "pong", "ab")

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from interference.loop import RELEASED_BY_FILE, loop_command, read_iterations, read_limits, write_start_file
-from interference.microservices import registry
+from interference.core.loop import (
+    RELEASED_BY_FILE,
+    loop_command,
+    read_iterations,
+    read_limits,
+    write_start_file,
+)
+from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.scaling import MICROSERVICE
 

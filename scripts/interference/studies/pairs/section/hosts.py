@@ -1,5 +1,5 @@
 """Hosts side by side (paper 004's fog vs edge): with results of two or more hosts (one imported
-with interference.transfer), each case's performance on every host relative to the reference
+with interference.steps.transfer), each case's performance on every host relative to the reference
 host, per runtime, microservice, partner and metric, with bootstrap CIs (results/stats/pairs/
 hosts.tsv), and the host × case analysis of variance (host_anova.tsv)."""
 

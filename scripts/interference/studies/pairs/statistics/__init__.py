@@ -7,7 +7,7 @@ runtime, target and metric. A statistic that cannot be computed is left empty an
 why (note / reason): never a crash, never an unexplained NaN.
 
 ANOVA and Tukey HSD are in significance.py, the runtime comparison in runtime_ratios.py.
-Each table is one job of the statistics rule (python -m interference.statistics --study pairs
+Each table is one job of the statistics rule (python -m interference.steps.statistics --study pairs
 --table NAME); PairsStudy.tables in __init__.py maps the names to these functions."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from interference.descriptive import CONFIDENCE, STAT_COLUMNS, describe, prepare
-from interference.descriptive import join as _join
-from interference.descriptive import valid as _valid
-from interference.resampling import relative_change, relative_change_ci
-from interference.variance_components import Components, mean_se, nested, ratio_ci
+from interference.stats.descriptive import CONFIDENCE, STAT_COLUMNS, describe, prepare
+from interference.stats.descriptive import join as _join
+from interference.stats.descriptive import valid as _valid
+from interference.stats.resampling import relative_change, relative_change_ci
+from interference.stats.variance_components import Components, mean_se, nested, ratio_ci
 
 BASELINE = "1"
 GROUP = ["host", "runtime", "case", "target", "partner", "metric"]
@@ -141,7 +141,7 @@ def summarize(samples: pd.DataFrame) -> pd.DataFrame:
 # Interference ratio
 
 
-# The IR is the shared relative change (resampling.py): the drift check and the comparison
+# The IR is the shared relative change (stats/resampling.py): the drift check and the comparison
 # with saved sessions use the same statistic and interval.
 ir_value = relative_change
 # Which levels an IR's interval covers (the column ci_level).

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
-from interference.descriptive import CONFIDENCE
+from interference.stats.descriptive import CONFIDENCE
 from interference.studies.pairs.statistics.published import NEGLIGIBLE_IR, direction, read
 
 PAIRING = ["host", "runtime", "case", "target", "partner"]

@@ -1,5 +1,5 @@
 """Hosts side by side (paper 004: fog desktop vs edge Raspberry Pi), when the samples hold two or
-more hosts (another machine's results imported with interference.transfer):
+more hosts (another machine's results imported with interference.steps.transfer):
 
   hosts        each cell (runtime, case, target, partner, metric) on every host relative to the
                same cell on the reference host (the first by name), > 1 better, bootstrap CI

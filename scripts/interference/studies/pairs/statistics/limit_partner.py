@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from interference.descriptive import join as _join
-from interference.descriptive import valid as _valid
+from interference.stats.descriptive import join as _join
+from interference.stats.descriptive import valid as _valid
 from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
 from interference.studies.pairs.statistics import (
     BASELINE,

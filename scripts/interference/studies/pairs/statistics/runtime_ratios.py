@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from interference.resampling import bootstrap_ci
+from interference.stats.resampling import bootstrap_ci
 from interference.studies.pairs.statistics import (
     BASELINE,
     N_RESAMPLES,

@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from interference.descriptive import valid as _valid
+from interference.stats.descriptive import valid as _valid
+from interference.stats.variance_components import nested, recommend
 from interference.studies.pairs import duration
 from interference.studies.pairs.statistics import BASE_KEY, _prepare
-from interference.variance_components import nested, recommend
 
 TARGET_HALF_WIDTH = 0.05
 COLUMNS = [*BASE_KEY, "cells", "runs", "iterations_per_run", "iteration_var", "run_var", "run_share",

@@ -1,0 +1,220 @@
+"""The uncertainty of a change between two sessions, at every level it has: iterations, runs and
+sessions (Kalibera and Jones's levels of replication, one more up).
+
+A session's cell mean carries the variance of its runs and their iterations (variance
+components pooled over the cells of one subject: variance_components.nested). Two sessions of
+the same definition differ by more than that: whatever a whole session shares (the boot, the
+images, the host's state that day). Where two or more saved sessions of one definition exist,
+that variance between sessions is estimated from their cell means (method of moments: the
+variance of the sessions' means about their cell's level less what their own standard errors
+explain, truncated at 0, pooled over a subject's cells, with the sessions' degrees of freedom); a change of today against a session
+then has the variance se_now² + se_then² + 2·between (each session draws its own session
+effect), on the log scale for a relative change, with Welch–Satterthwaite degrees of freedom."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from interference.stats.descriptive import CONFIDENCE
+from interference.stats.variance_components import nested
+
+CHANGED, UNCHANGED, INCONCLUSIVE = "changed", "unchanged", "inconclusive"
+RUNS = "runs and iterations"
+ITERATIONS = "iterations only"
+
+
+def verdict(low: float, high: float, threshold: float) -> str:
+    """The rule: a CI beyond ±threshold has changed, one within it has not, else we cannot say."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return INCONCLUSIVE
+    if low > threshold or high < -threshold:
+        return CHANGED
+    if -threshold <= low and high <= threshold:
+        return UNCHANGED
+    return INCONCLUSIVE
+
+
+@dataclass(frozen=True)
+class MeanError:
+    """A mean's squared standard error (relative to the mean for a cell mean) with its degrees
+    of freedom and the levels it covers."""
+
+    var: float
+    df: float
+    level: str
+
+
+@dataclass(frozen=True)
+class Between:
+    """The variance between sessions of one definition and its degrees of freedom (0: none
+    estimated, fewer than two sessions)."""
+
+    var: float = 0.0
+    df: float = 0.0
+
+
+NONE = Between()
+
+
+def cell_errors(
+    runs: dict[tuple, list[np.ndarray]], subject: Callable[[tuple], tuple]
+) -> dict[tuple, MeanError]:
+    """Each cell's relative squared standard error of its mean: runs/r + iterations/(r·n) from
+    the components of its subject's cells where some cell ran twice, else the iterations'
+    variance over all its values (the level says which)."""
+    by_subject = defaultdict(list)
+    for key in runs:
+        by_subject[subject(key)].append(key)
+    out = {}
+    for keys in by_subject.values():
+        values, cells, labels = [], [], []
+        for key in keys:
+            for r, v in enumerate(runs[key]):
+                values += list(v)
+                cells += [key] * v.size
+                labels += [r] * v.size
+        c = nested(values, cells, labels)
+        for key in keys:
+            r, n = len(runs[key]), sum(v.size for v in runs[key])
+            if c.df_run > 0 and math.isfinite(c.iteration) and math.isfinite(c.run) and n:
+                out[key] = MeanError(c.run / r + c.iteration / n, c.df_run, RUNS)
+            elif c.df_iteration > 0 and math.isfinite(c.iteration) and n:
+                out[key] = MeanError(c.iteration / n, c.df_iteration, ITERATIONS)
+            else:
+                out[key] = MeanError(math.nan, 0, "")
+    return out
+
+
+def excess_variance(cells: Iterable[tuple[np.ndarray, np.ndarray]]) -> Between:
+    """The variance between sessions beyond their own errors, pooled over cells: each cell gives
+    its sessions' values and their squared standard errors; a cell in fewer than two sessions
+    gives nothing. Its degrees of freedom are the sessions' less one, not the cells': a session's
+    effect is shared by all its cells, so more cells do not make more sessions."""
+    num = den = 0.0
+    sessions = 0
+    for values, variances in cells:
+        ok = np.isfinite(values) & np.isfinite(variances)
+        values, variances = values[ok], variances[ok]
+        k = values.size
+        if k < 2:
+            continue
+        num += (k - 1) * (values.var(ddof=1) - variances.mean())
+        den += k - 1
+        sessions = max(sessions, k)
+    return Between(max(0.0, num / den), sessions - 1) if den else NONE
+
+
+def between_sessions(
+    sessions: list[tuple[dict[tuple, float], dict[tuple, MeanError]]], subject: Callable[[tuple], tuple]
+) -> dict[tuple, Between]:
+    """Per subject, the relative variance between sessions of one definition, from each
+    session's cell means and their errors (each cell's means taken relative to their average)."""
+    by_subject = defaultdict(list)
+    for key in set().union(*(means.keys() for means, _ in sessions)) if sessions else ():
+        found = [(m[key], e[key].var) for m, e in sessions if key in m and key in e]
+        if len(found) < 2:
+            continue
+        means, variances = (np.array(x, float) for x in zip(*found))
+        level = means.mean()
+        if level == 0 or not math.isfinite(level):
+            continue
+        by_subject[subject(key)].append((means / level, variances))
+    return {s: excess_variance(cells) for s, cells in by_subject.items()}
+
+
+def between_runs(
+    sessions: list[dict[tuple, list[np.ndarray]]], subject: Callable[[tuple], tuple]
+) -> dict[tuple, Between]:
+    """between_sessions from each session's values per cell and run (their means and errors)."""
+    return between_sessions(
+        [
+            ({k: np.concatenate(v).mean() for k, v in runs.items()}, cell_errors(runs, subject))
+            for runs in sessions
+        ],
+        subject,
+    )
+
+
+def satterthwaite(parts: list[tuple[float, float]]) -> float:
+    """Welch–Satterthwaite degrees of freedom of a sum of variances, each with its own (inf for
+    a normal one); parts that are 0 carry no weight."""
+    parts = [(v, d) for v, d in parts if v > 0]
+    if any(d <= 0 for _, d in parts):
+        return 0.0  # a variance without degrees of freedom: no interval
+    denominator = sum(v * v / d for v, d in parts if d != math.inf)
+    return sum(v for v, _ in parts) ** 2 / denominator if denominator else math.inf
+
+
+def _t(df: float) -> float:
+    q = 0.5 + CONFIDENCE / 2
+    if df == math.inf:
+        return stats.norm.ppf(q)
+    return stats.t.ppf(q, df) if df > 0 else math.nan
+
+
+def relative_change_ci(
+    now: float, now_error: MeanError, then: float, then_error: MeanError, between: Between, higher: bool
+) -> tuple[float, float, float]:
+    """95 % CI of the relative change of today's mean against the session's (negative is worse),
+    with its degrees of freedom: the ratio's interval on the log scale."""
+    parts = [(now_error.var, now_error.df), (then_error.var, then_error.df), (2 * between.var, between.df)]
+    se, df = math.sqrt(sum(v for v, _ in parts)), satterthwaite(parts)
+    t = _t(df)
+    if not (math.isfinite(se) and math.isfinite(t)) or now <= 0 or then <= 0:
+        return math.nan, math.nan, df
+    ratio = now / then
+    low, high = ratio * math.exp(-t * se), ratio * math.exp(t * se)
+    return ((low - 1, high - 1) if higher else (1 - high, 1 - low)) + (df,)
+
+
+def difference_ci(
+    now: float, now_se: float, then: float, then_se: float, between: Between
+) -> tuple[float, float, float]:
+    """95 % CI of now − then for two values from tables with normal CIs, plus the variance
+    between sessions where it was estimated."""
+    parts = [(now_se**2, math.inf), (then_se**2, math.inf), (2 * between.var, between.df)]
+    se, df = math.sqrt(sum(v for v, _ in parts)), satterthwaite(parts)
+    t = _t(df)
+    if not (math.isfinite(se) and math.isfinite(t)):
+        return math.nan, math.nan, df
+    d = now - then
+    return d - t * se, d + t * se, df
+
+
+COMPONENT_COLUMNS = ["sessions", "subject", "iteration", "run", "session", "session_share", "df_session"]
+
+
+def components_table(
+    sessions: dict[str, dict[tuple, list[np.ndarray]]], subject: Callable[[tuple], tuple]
+) -> list[dict]:
+    """Per subject, over saved sessions of one definition ({name: {cell: runs}}): the relative
+    variance between iterations and between runs within a session (nested components of all
+    the sessions' cells) and between sessions, with the sessions' share of the three."""
+    if len(sessions) < 2:
+        return []
+    between = between_runs(list(sessions.values()), subject)
+    rows = []
+    for subj, b in sorted(between.items()):
+        values, cells, labels = [], [], []
+        for name, runs in sessions.items():
+            for key, rs in runs.items():
+                if subject(key) != subj:
+                    continue
+                for r, v in enumerate(rs):
+                    values += list(v)
+                    cells += [(name, key)] * v.size
+                    labels += [r] * v.size
+        c = nested(values, cells, labels)
+        total = c.iteration + (c.run if math.isfinite(c.run) else 0.0) + b.var
+        rows.append({
+            "sessions": ", ".join(sessions), "subject": " ".join(subj), "iteration": c.iteration,
+            "run": c.run, "session": b.var, "session_share": b.var / total if total > 0 else math.nan,
+            "df_session": b.df,
+        })  # fmt: skip
+    return rows

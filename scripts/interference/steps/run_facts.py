@@ -1,0 +1,215 @@
+"""Collect what the report says about the runs: one row per run, and the environment.
+
+  results/stats/<study>/runs.tsv  one row per run of a study: when it ran, iterations and
+                                  failures, events, and the study's own columns (the pair study:
+                                  the cgroup limits requested and read back in each member, the
+                                  overlap window)
+  results/stats/environment.json  host (CPU model, cores, memory, kernel), engine (version,
+                                  cgroup version and driver), images (refs, ids, tool versions),
+                                  the config and its sha256, the config files and their sha256,
+                                  and the microservices' declarations (containers/*/microservice.yaml)
+
+It reads only meta.json files, image jsons and declarations: never the raw outputs.
+
+  python -m interference.steps.run_facts --metas M... --runs results/stats/S/runs.tsv
+  python -m interference.steps.run_facts --metas M... --config JSON --config-files F... --images I... \\
+      --environment results/stats/environment.json"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from interference import REPO_ROOT, studies
+from interference.core.microservices import registry
+
+HOST_KEYS = ("hostname", "cpu_model", "cores", "memory_bytes", "kernel", "os")
+ENGINE_KEYS = (
+    "engine",
+    "version",
+    "cgroup_version",
+    "cgroup_driver",
+    "storage_driver",
+    "kernel",
+    "os",
+    "details",
+)
+
+
+def sha256_of(obj) -> str:
+    """sha256 of a JSON-able value in canonical form (sorted keys, no spaces)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _shown(path) -> str:
+    """A path relative to the repository when inside it (the report names it so)."""
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(p)
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_row(meta_path: Path) -> dict:
+    """The generic columns of one run, then the study's own (Study.run_row)."""
+    meta = json.loads(meta_path.read_text())
+    s = meta["settings"]
+    row = {
+        "host": s["host"],
+        "runtime": s["runtime"],
+        "study": meta["study"],
+        "key": s["key"],
+        "repetition": int(s["repetition"]),
+        "run_id": meta.get("run_id", ""),
+        "started": meta.get("started"),
+        "finished": meta.get("finished"),
+        "duration_s": (meta["finished"] - meta["started"]) if meta.get("finished") else None,
+        "n_iterations": meta.get("n_iterations"),
+        "n_failed": meta.get("n_failed"),
+        "loadavg_1m_before": (meta.get("host_info", {}).get("loadavg_before") or [None])[0],
+        "events": " | ".join(meta.get("events", [])),
+        # Measured after every other run of its study (core/run_order.py leaves it out of the draw).
+        "after_all": studies.get(meta["study"]).after_all(s["key"]),
+        "meta": str(meta_path),
+    }
+    row.update(studies.get(meta["study"]).run_row(meta))
+    return row
+
+
+def runs_table(metas: list[Path]) -> pd.DataFrame:
+    rows = [run_row(p) for p in metas]
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    df = df.sort_values(["host", "runtime", "study", "key", "repetition"])
+    # Whole numbers stay whole where some runs have none (pandas would make them floats).
+    for c in df.columns:
+        if c in ("n_iterations", "n_failed", "repetition") or c.endswith(
+            ("_iterations", "_failed", "_requested")
+        ):
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
+    for c in ("window_s", "n_in_overlap"):
+        if c in df:
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
+    return df.reset_index(drop=True)
+
+
+def _distinct(values: list[dict], keys) -> dict:
+    """One dict of keys; a key whose value differs between runs becomes a sorted list."""
+    out = {}
+    for key in keys:
+        seen = []
+        for v in values:
+            x = v.get(key)
+            if x not in seen:
+                seen.append(x)
+        out[key] = seen[0] if len(seen) == 1 else seen
+    return out
+
+
+def environment(
+    metas: list[Path], images: list[Path], config: dict, config_files: list[Path], containers_dir=None
+) -> dict:
+    loaded = [json.loads(p.read_text()) for p in metas]
+    hosts: dict[str, list[dict]] = {}
+    engines: dict[str, list[dict]] = {}
+    for m in loaded:
+        hosts.setdefault(m["settings"]["host"], []).append(m.get("host_info", {}))
+        engines.setdefault(m["settings"]["runtime"], []).append(m.get("runtime_info", {}))
+    image_rows = []
+    for p in images:
+        d = json.loads(p.read_text())
+        image_rows.append(
+            {"host": p.parent.parent.name}  # results/images/<host>/<runtime>/<image>.json
+            | {
+                k: d.get(k)
+                for k in (
+                    "image",
+                    "runtime",
+                    "ref",
+                    "id",
+                    "inputs_hash",
+                    "microservices",
+                    "base_image",
+                    "base_image_id",
+                    "base_image_source",
+                    "built_on",
+                    "built_on_id",
+                    "engine_version",
+                    "tool_versions",
+                )
+                if k in d
+            }
+        )
+    declared = registry(containers_dir) if containers_dir else registry()
+    configured = {m for s in config.get("studies", {}).values() for m in s.get("microservices", [])}
+    microservices = {}
+    for ms_id, ms in declared.items():
+        microservices[ms_id] = {
+            "name": ms.name,
+            "resource": ms.resource,
+            "tool": ms.tool,
+            "paper_tool": ms.paper_tool,
+            "stand_in_reason": ms.stand_in_reason,
+            "metrics": [
+                {"name": m.name, "unit": m.unit, "higher_is_better": m.higher_is_better} for m in ms.metrics
+            ],
+            "parameters": {
+                k: {kk: vv for kk, vv in v.items() if kk in ("description", "default", "env")}
+                for k, v in ms.parameters.items()
+            },
+            "server": bool(ms.server),
+            "in_config": ms_id in configured,
+            **({"extra": ms.extra} if ms.extra else {}),
+        }
+    return {
+        "hosts": {h: _distinct(v, HOST_KEYS) for h, v in hosts.items()},
+        "engines": {r: _distinct(v, ENGINE_KEYS) for r, v in engines.items()},
+        "images": image_rows,
+        "config": config,
+        "config_sha256": sha256_of(config),
+        "config_files": [{"path": _shown(p), "sha256": file_sha256(Path(p))} for p in config_files],
+        "microservices": microservices,
+        "n_runs": len(loaded),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m interference.steps.run_facts",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--metas", nargs="*", type=Path, default=[], help="every run's meta.json")
+    ap.add_argument("--runs", type=Path, help="runs.tsv to write (one study's metas)")
+    ap.add_argument("--environment", type=Path, help="environment.json to write")
+    ap.add_argument("--config", help="the validated config, as JSON (with --environment)")
+    ap.add_argument("--config-files", nargs="*", type=Path, default=[], help="the config files used")
+    ap.add_argument("--images", nargs="*", type=Path, default=[], help="image jsons")
+    a = ap.parse_args(argv)
+    if a.runs:
+        runs = runs_table(a.metas)
+        a.runs.parent.mkdir(parents=True, exist_ok=True)
+        runs.to_csv(a.runs, sep="\t", index=False, float_format="%.6f")
+        print(f"{len(runs)} runs -> {a.runs}")
+    if a.environment:
+        if a.config is None:
+            ap.error("--environment needs --config")
+        env = environment(a.metas, a.images, json.loads(a.config), [p for p in a.config_files if p.exists()])
+        a.environment.parent.mkdir(parents=True, exist_ok=True)
+        a.environment.write_text(json.dumps(env, indent=1, sort_keys=False) + "\n")
+        print(f"environment ({len(env['images'])} images, {env['n_runs']} runs) -> {a.environment}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

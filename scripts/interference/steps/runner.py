@@ -1,0 +1,176 @@
+"""The generic runner: one run of any study on any runtime.
+
+  python -m interference.steps.runner --study S --settings JSON --images I.json... --meta M/meta.json
+
+What every study needs, done once here: the preflight check of the runtime, the host-wide
+measurement lock, SIGTERM/SIGINT turned into a clean stop, a fresh raw folder, provenance
+(host, runtime, settings), contention telemetry sampled while it measures (host/telemetry.py),
+removal of everything the run made (always, also on error), and meta.json written atomically and last, so an interrupted run leaves none and is run again.
+What is particular to the study is in its execute()."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import json
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+from interference import runtimes, studies
+from interference.core.labels import RUN_LABEL
+from interference.core.run_context import RunContext
+from interference.host import info as hostinfo
+from interference.host import telemetry
+from interference.host.locks import measurement_lock
+from interference.steps import estimate, unfinished
+
+
+class Terminated(Exception):
+    pass
+
+
+INTERRUPTED: list[int] = []
+
+
+def _terminate(signum, frame):
+    INTERRUPTED.append(signum)
+    raise Terminated(f"signal {signum}")
+
+
+def execute(study, ctx: RunContext) -> dict:
+    """Run the study in a fresh raw folder; cleanup is unconditional."""
+    # What earlier runs of this host could not clean up (the engine was down): removed first.
+    reaped = unfinished.reap()
+    for line in reaped:
+        print(f"reaped: {line}", flush=True)
+    unfinished.note(ctx.run_id, ctx.settings["runtime"], ctx.settings.get("runtime_options"))
+    if ctx.outdir.exists():  # a forced rerun replaces the old raw files of this run only
+        shutil.rmtree(ctx.outdir)
+    ctx.outdir.mkdir(parents=True)
+    meta = {
+        "study": study.name,
+        "settings": ctx.settings,
+        "run_id": ctx.run_id,
+        "host_info": hostinfo.describe(),
+        "runtime_info": ctx.runtime.describe(),
+        "started": time.time(),
+    }
+    interval_s = ctx.settings.get("telemetry_interval_s", 0)
+    if interval_s:
+        ctx.sampler = telemetry.Sampler(ctx.outdir / "telemetry.tsv", interval_s, ctx.runtime.entity_pid)
+    try:
+        meta["runtime_run"] = ctx.runtime.open_run(
+            ctx.outdir, ctx.labels, ctx.images, network_mode=study.network_mode(ctx.settings)
+        )
+        with ctx.sampler or contextlib.nullcontext():
+            meta.update(study.execute(ctx))
+        if ctx.sampler:
+            meta["telemetry"] = {
+                "interval_s": interval_s,
+                "samples": ctx.sampler.samples,
+                "file": "telemetry.tsv",
+            }
+    finally:
+        meta["leftovers_removed"] = ctx.runtime.remove_labelled(RUN_LABEL, ctx.run_id)
+        unfinished.done(ctx.run_id)  # not reached when the removal failed: the next run reaps
+    meta["reaped_before"] = reaped
+    meta["finished"] = time.time()
+    meta["containers"] = ctx.containers
+    meta["events"] = ctx.events
+    return meta
+
+
+def full_disk(error: OSError, outdir: Path) -> str:
+    """One line for a full file system: which folder, and what was kept."""
+    where = Path(error.filename).parent if error.filename else outdir
+    return (
+        f"error: no space left on the device of {where} (df {where}): this run is not recorded (no "
+        f"meta.json; its partial raw files are in {outdir}); every finished run is kept, and the same "
+        "command runs this one again once there is space"
+    )
+
+
+def write_meta(meta: dict, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(meta, indent=1) + "\n")
+    tmp.rename(path)  # meta.json appears only complete
+
+
+def read_images(paths) -> dict:
+    images = {}
+    for p in paths:
+        d = json.loads(Path(p).read_text())
+        images[d["image"]] = {"ref": d["ref"], "id": d["id"]}
+    return images
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--study", required=True)
+    ap.add_argument("--settings", required=True, help="JSON: the run's slice of the config")
+    ap.add_argument("--images", nargs="*", type=Path, default=[], help="image json files it uses")
+    ap.add_argument(
+        "--meta", type=Path, required=True, help="meta.json to write (its folder gets the raw files)"
+    )
+    a = ap.parse_args(argv)
+    settings = json.loads(a.settings)
+    study = studies.get(a.study)
+    # Ctrl-C reaches the whole process group: the engine's CLI may fail before Python sees it.
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
+    try:
+        rt = runtimes.get(settings["runtime"], settings.get("runtime_options"))
+        rt.check()  # fail with what is missing before anything is made
+    except runtimes.RuntimeUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    ctx = RunContext(settings, a.meta.parent, rt, read_images(a.images))
+    try:
+        with measurement_lock():
+            print(f"run {ctx.run_id}: {study.name} {a.meta.parent}", flush=True)
+            meta = execute(study, ctx)
+    except runtimes.RuntimeUnavailable as e:  # found only once the run began (e.g. an inner engine)
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        if e.errno != errno.ENOSPC or INTERRUPTED:
+            raise
+        print(full_disk(e, a.meta.parent), file=sys.stderr)
+        return 1
+    except Exception:
+        if not INTERRUPTED:
+            raise
+        print(
+            f"interrupted (signal {INTERRUPTED[0]}): everything the run made was removed and no meta.json "
+            "written; the next snakemake invocation runs it again",
+            file=sys.stderr,
+        )
+        return 128 + INTERRUPTED[0]
+    try:
+        write_meta(meta, a.meta)
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
+        a.meta.with_suffix(".tmp").unlink(missing_ok=True)
+        print(full_disk(e, a.meta.parent), file=sys.stderr)
+        return 1
+    try:  # the time estimate's history: kept when the raw results are deleted
+        estimate.record(meta)
+    except (OSError, KeyError) as e:
+        print(f"warning: the run was not added to the durations ledger: {e}", file=sys.stderr)
+    print(
+        f"{meta.get('n_iterations', '?')} iterations, {meta.get('n_failed', '?')} failed; "
+        f"removed {len(meta['leftovers_removed'])} things the run made at the end",
+        flush=True,
+    )
+    for e in meta["events"]:
+        print("event:", e, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

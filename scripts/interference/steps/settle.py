@@ -1,0 +1,150 @@
+"""Settle what is still open: more runs for the findings that are inconclusive for imprecision.
+
+  python -m interference.steps.settle [--config config/config.yaml] --budget 30 [--run]
+  make settle BUDGET=30
+
+Reads the scorecard (results/stats/findings.tsv) and takes the pair-study findings that are
+inconclusive with a settle factor (claims.py: about F times the runs per cell would bring the
+interval off the claim's edge; not those whose cells disagree, which no number of runs settles).
+Each needs, in every cell its check reads, ceil(F × runs) runs instead of its runs: extra
+repetitions of those cells (studies.pairs.extra_repetitions, written to results/settle.yaml).
+The findings are taken cheapest first by the minutes their extra runs add (steps/plan.py's
+rule and models) within the budget; the plan is printed with the findings it expects to settle.
+With --run it then runs snakemake on the config and that overlay (the runs already made are
+kept) and prints how many of the expected findings the new scorecard decided."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from interference.host.probe import REFERENCE_S, cached_probe
+from interference.steps import plan
+from interference.steps.config import load, model_seconds
+from interference.studies.pairs import cases
+
+FINDINGS = Path("results/stats/findings.tsv")
+OVERLAY = Path("results/settle.yaml")
+MAX_FACTOR = 10.0  # beyond ten times the runs a cell, settling is not practical
+DECIDED = ("reproduced", "not reproduced")
+INCONCLUSIVE = "inconclusive"
+
+
+def open_findings(findings: pd.DataFrame) -> pd.DataFrame:
+    """The pair-study findings inconclusive for imprecision, with a practical settle factor."""
+    f = findings.assign(settle_factor=pd.to_numeric(findings.get("settle_factor"), errors="coerce"))
+    keep = (
+        (f["verdict"] == INCONCLUSIVE) & (f["study"] == "pairs") & f["settle_factor"].between(1, MAX_FACTOR)
+    )
+    return f[keep]
+
+
+def extra_runs(entry: dict, factor: float, pairs_cfg: dict) -> dict[str, int]:
+    """The extra repetitions of each cell the finding's check reads ("case/pair": runs)."""
+    need = plan.need_of(entry)
+    if isinstance(need, str):
+        return {}
+    ran = {tuple(sorted(g)) for g in cases.pairs(pairs_cfg["microservices"], pairs_cfg.get("pairs"))}
+    out = {}
+    for case in need.part["cases"]:
+        if case not in pairs_cfg["cases"]:
+            continue
+        reps = cases.repetitions(pairs_cfg, case)
+        more = math.ceil(reps * factor) - reps
+        if more < 1:
+            continue
+        if case in cases.ALONE_CASES:
+            cells = [m for m in need.part["microservices"] if m in pairs_cfg["microservices"]]
+        else:
+            cells = [p for p in need.part["pairs"] if tuple(sorted(cases.members_of(p))) in ran]
+        out |= {f"{case}/{c}": more for c in cells}
+    return out
+
+
+def plan_settle(config_path: Path, findings: pd.DataFrame, budget_min: float) -> tuple[dict, plan.Plan]:
+    """The overlay (studies.pairs.extra_repetitions) and which findings it is planned for."""
+    cfg = load(config_path)
+    base = {k: v for k, v in cfg.items() if k not in ("findings", "budget_min", "findings_plan")}
+    pairs_cfg = base["studies"].get("pairs")
+    entries = {e["id"]: e for e in plan.catalogue()}
+    needs = {}
+    if pairs_cfg:
+        for r in open_findings(findings).itertuples(index=False):
+            extra = extra_runs(entries[r.id], r.settle_factor, pairs_cfg)
+            if extra:
+                needs[r.id] = plan.Need("pairs", {"extra_repetitions": extra})
+    # The budget is for the extra runs: their model seconds, scaled to this host by its probe.
+    scale = cached_probe(Path("results"), cfg["host"]) / REFERENCE_S if needs else 1.0
+    now = model_seconds(base, scale) if needs else 0.0
+
+    def seconds(c: dict) -> float:
+        return model_seconds(c, scale) - now
+
+    chosen = plan.fit(base, needs, seconds, budget_min * 60) if needs else plan.Plan()
+    merged = plan.merged(base, [needs[i] for i in chosen.planned])
+    extra = merged["studies"].get("pairs", {}).get("extra_repetitions", {})
+    overlay = {"studies": {"pairs": {"extra_repetitions": extra}}} if extra else {}
+    return overlay, chosen
+
+
+def plan_lines(chosen: plan.Plan, n_open: int, budget_min: float, overlay: dict) -> list[str]:
+    runs = sum((overlay.get("studies", {}).get("pairs", {}).get("extra_repetitions") or {}).values())
+    lines = [
+        f"Settle: {n_open} findings are inconclusive for imprecision; {len(chosen.planned)} planned within "
+        f"{budget_min:g} min ({runs} more runs, about {chosen.planned_min or 0:.0f} min by the models), "
+        f"expected to settle: {', '.join(chosen.planned) or 'none'}."
+    ]
+    if chosen.over_budget:
+        lines.append(f"Over the budget: {', '.join(chosen.over_budget)}.")
+    return lines
+
+
+def decided(after: pd.DataFrame, ids: list[str]) -> list[str]:
+    """The planned findings the new scorecard decided (reproduced or not)."""
+    now = after.set_index("id")["verdict"]
+    return [i for i in ids if now.get(i) in DECIDED]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    ap.add_argument("--budget", type=float, required=True, help="minutes for the extra runs")
+    ap.add_argument("--run", action="store_true", help="run them and re-score")
+    ap.add_argument("--cores", type=int, default=1)
+    a = ap.parse_args(argv)
+    if not FINDINGS.exists():
+        print(f"error: {FINDINGS} is missing: run make paper first", file=sys.stderr)
+        return 2
+    before = pd.read_csv(FINDINGS, sep="\t", dtype={"id": str})
+    overlay, chosen = plan_settle(a.config, before, a.budget)
+    for line in plan_lines(chosen, len(open_findings(before)), a.budget, overlay):
+        print(line)
+    if not overlay:
+        return 0
+    OVERLAY.parent.mkdir(parents=True, exist_ok=True)
+    OVERLAY.write_text(yaml.safe_dump(copy.deepcopy(overlay), sort_keys=True))
+    print(f"Written {OVERLAY}: the same runs plus these cells' extra repetitions.")
+    if not a.run:
+        return 0
+    shutil.copy(FINDINGS, FINDINGS.with_name("findings.before-settle.tsv"))
+    snakemake = Path(sys.executable).parent / "snakemake"
+    r = subprocess.run([str(snakemake), "--cores", str(a.cores), "report/paper.html",
+                        "--configfile", str(a.config), str(OVERLAY)])  # fmt: skip
+    if r.returncode != 0:
+        return r.returncode
+    after = pd.read_csv(FINDINGS, sep="\t", dtype={"id": str})
+    got = decided(after, chosen.planned)
+    print(f"Settled: {len(got)} of the {len(chosen.planned)} expected ({', '.join(got) or 'none'}).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
