@@ -5,7 +5,6 @@ import json
 import shutil
 
 import pytest
-
 from conftest import REPO
 from interference.core import records
 from interference.core.records import SCHEMA_VERSION, RecordError, RunRecord
@@ -15,22 +14,22 @@ SAVED = REPO / "tests" / "fixtures" / "runs"
 
 
 def a_record(**changes) -> RunRecord:
-    fields = dict(
-        study="pairs",
-        settings={"host": "h", "runtime": "docker", "key": "case1/L", "repetition": 2, "case": "1"},
-        run_id="abc",
-        host_info={"cores": 2},
-        runtime_info={"engine": "Docker Engine"},
-        started=10.0,
-        finished=12.5,
-        runtime_run={},
-        telemetry={"interval_s": 0.5, "samples": 4, "file": "telemetry.tsv"},
-        leftovers_removed=["container x"],
-        reaped_before=[],
-        containers=[{"name": "x", "role": "member1"}],
-        events=["an event"],
-        study_fields={"members": [], "n_iterations": 3, "n_failed": 1},
-    )
+    fields = {
+        "study": "pairs",
+        "settings": {"host": "h", "runtime": "docker", "key": "case1/L", "repetition": 2, "case": "1"},
+        "run_id": "abc",
+        "host_info": {"cores": 2},
+        "runtime_info": {"engine": "Docker Engine"},
+        "started": 10.0,
+        "finished": 12.5,
+        "runtime_run": {},
+        "telemetry": {"interval_s": 0.5, "samples": 4, "file": "telemetry.tsv"},
+        "leftovers_removed": ["container x"],
+        "reaped_before": [],
+        "containers": [{"name": "x", "role": "member1"}],
+        "events": ["an event"],
+        "study_fields": {"members": [], "n_iterations": 3, "n_failed": 1},
+    }
     return RunRecord(**{**fields, **changes})
 
 
