@@ -25,10 +25,12 @@ def test_registry_finds_the_pair_study():
     assert [str(p.relative_to(root)) for p in studies.code_files("pairs", "parse")] == [
         "__init__.py",
         "core/microservices.py",
+        "core/records.py",
         "core/samples.py",
         "parsers/__init__.py",
         "studies/pairs/cases.py",
         "studies/pairs/parse.py",
+        "studies/pairs/records.py",
     ]
 
 

@@ -67,8 +67,24 @@ def parse_iteration(
 ) -> list[Sample]:
     """The samples of one iteration as the loop recorded it (its status, stdout and stderr
     files): its output is read only when the iteration itself ended well."""
-    values, status = {}, iteration["status"]
+    status = iteration["status"]
+    out = iteration["stdout"] if status == OK else ""  # a failed iteration's files are not read
+    err = iteration.get("stderr") if stderr else None
+    return output_samples(status, out, err, raw_dir, parse, metrics)
+
+
+def output_samples(
+    status: str,
+    stdout: str,
+    stderr: str | None,
+    raw_dir: Path,
+    parse: Callable[[str, str], dict],
+    metrics: tuple[Metric, ...],
+) -> list[Sample]:
+    """The samples of one iteration from its status and output files (relative to raw_dir; no
+    stderr: its parser reads stdout only), for a study whose iterations are typed records."""
+    values = {}
     if status == OK:
-        err = raw_dir / iteration["stderr"] if stderr and iteration.get("stderr") else None
-        values, status = read_output(parse, raw_dir / iteration["stdout"], err)
+        err = raw_dir / stderr if stderr else None
+        values, status = read_output(parse, raw_dir / stdout, err)
     return metric_samples(values, status, metrics)

@@ -6,7 +6,6 @@ run's contention telemetry over each row's interval: telemetry.attach), and the 
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from pathlib import Path
@@ -14,14 +13,17 @@ from pathlib import Path
 import pandas as pd
 
 from interference import studies
+from interference.core import records
 from interference.host import telemetry
 
 log = logging.getLogger("parse")
 
 
 def parse_run(meta_path: Path) -> pd.DataFrame:
-    meta = json.loads(meta_path.read_text())
-    df = studies.get(meta["study"]).parse(meta, meta_path.parent)
+    record = records.load(meta_path)  # any readable version; a bad field stops here, named
+    # The study's parser reads the record's current shape (its own fields it types itself).
+    meta = record.to_json()
+    df = studies.get(record.study).parse(meta, meta_path.parent)
     return telemetry.attach(df, meta, meta_path.parent)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from interference import REPO_ROOT, studies
+from interference.core import records
 from interference.core.microservices import registry
 
 HOST_KEYS = ("hostname", "cpu_model", "cores", "memory_bytes", "kernel", "os")
@@ -61,27 +62,28 @@ def file_sha256(path: Path) -> str:
 
 def run_row(meta_path: Path) -> dict:
     """The generic columns of one run, then the study's own (Study.run_row)."""
-    meta = json.loads(meta_path.read_text())
-    s = meta["settings"]
+    record = records.load(meta_path)
+    run = record.identity
+    study = studies.get(record.study)
     row = {
-        "host": s["host"],
-        "runtime": s["runtime"],
-        "study": meta["study"],
-        "key": s["key"],
-        "repetition": int(s["repetition"]),
-        "run_id": meta.get("run_id", ""),
-        "started": meta.get("started"),
-        "finished": meta.get("finished"),
-        "duration_s": (meta["finished"] - meta["started"]) if meta.get("finished") else None,
-        "n_iterations": meta.get("n_iterations"),
-        "n_failed": meta.get("n_failed"),
-        "loadavg_1m_before": (meta.get("host_info", {}).get("loadavg_before") or [None])[0],
-        "events": " | ".join(meta.get("events", [])),
+        "host": run.host,
+        "runtime": run.runtime,
+        "study": record.study,
+        "key": run.key,
+        "repetition": run.repetition,
+        "run_id": record.run_id,
+        "started": record.started,
+        "finished": record.finished,
+        "duration_s": (record.finished - record.started) if record.finished else None,
+        "n_iterations": record.n_iterations,
+        "n_failed": record.n_failed,
+        "loadavg_1m_before": (record.host_info.get("loadavg_before") or [None])[0],
+        "events": " | ".join(record.events),
         # Measured after every other run of its study (core/run_order.py leaves it out of the draw).
-        "after_all": studies.get(meta["study"]).after_all(s["key"]),
+        "after_all": study.after_all(run.key),
         "meta": str(meta_path),
     }
-    row.update(studies.get(meta["study"]).run_row(meta))
+    row.update(study.run_row(record.to_json()))
     return row
 
 
@@ -119,12 +121,12 @@ def _distinct(values: list[dict], keys) -> dict:
 def environment(
     metas: list[Path], images: list[Path], config: dict, config_files: list[Path], containers_dir=None
 ) -> dict:
-    loaded = [json.loads(p.read_text()) for p in metas]
+    loaded = [records.load(p) for p in metas]
     hosts: dict[str, list[dict]] = {}
     engines: dict[str, list[dict]] = {}
     for m in loaded:
-        hosts.setdefault(m["settings"]["host"], []).append(m.get("host_info", {}))
-        engines.setdefault(m["settings"]["runtime"], []).append(m.get("runtime_info", {}))
+        hosts.setdefault(m.identity.host, []).append(m.host_info)
+        engines.setdefault(m.identity.runtime, []).append(m.runtime_info)
     image_rows = []
     for p in images:
         d = json.loads(p.read_text())

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from interference import runtimes, studies
 from interference.core.labels import RUN_LABEL
+from interference.core.records import RunRecord, write
 from interference.core.run_context import RunContext
 from interference.host import info as hostinfo
 from interference.host import telemetry
@@ -41,7 +42,7 @@ def _terminate(signum, frame):
     raise Terminated(f"signal {signum}")
 
 
-def execute(study, ctx: RunContext) -> dict:
+def execute(study, ctx: RunContext) -> RunRecord:
     """Run the study in a fresh raw folder; cleanup is unconditional."""
     # What earlier runs of this host could not clean up (the engine was down): removed first.
     reaped = unfinished.reap()
@@ -51,37 +52,38 @@ def execute(study, ctx: RunContext) -> dict:
     if ctx.outdir.exists():  # a forced rerun replaces the old raw files of this run only
         shutil.rmtree(ctx.outdir)
     ctx.outdir.mkdir(parents=True)
-    meta = {
-        "study": study.name,
-        "settings": ctx.settings,
-        "run_id": ctx.run_id,
-        "host_info": hostinfo.describe(),
-        "runtime_info": ctx.runtime.describe(),
-        "started": time.time(),
-    }
+    host_info, runtime_info, started = hostinfo.describe(), ctx.runtime.describe(), time.time()
     interval_s = ctx.settings.get("telemetry_interval_s", 0)
     if interval_s:
         ctx.sampler = telemetry.Sampler(ctx.outdir / "telemetry.tsv", interval_s, ctx.runtime.entity_pid)
+    sampled = None
     try:
-        meta["runtime_run"] = ctx.runtime.open_run(
+        runtime_run = ctx.runtime.open_run(
             ctx.outdir, ctx.labels, ctx.images, network_mode=study.network_mode(ctx.settings)
         )
         with ctx.sampler or contextlib.nullcontext():
-            meta.update(study.execute(ctx))
+            study_fields = study.execute(ctx)
         if ctx.sampler:
-            meta["telemetry"] = {
-                "interval_s": interval_s,
-                "samples": ctx.sampler.samples,
-                "file": "telemetry.tsv",
-            }
+            sampled = {"interval_s": interval_s, "samples": ctx.sampler.samples, "file": "telemetry.tsv"}
     finally:
-        meta["leftovers_removed"] = ctx.runtime.remove_labelled(RUN_LABEL, ctx.run_id)
+        removed = ctx.runtime.remove_labelled(RUN_LABEL, ctx.run_id)
         unfinished.done(ctx.run_id)  # not reached when the removal failed: the next run reaps
-    meta["reaped_before"] = reaped
-    meta["finished"] = time.time()
-    meta["containers"] = ctx.containers
-    meta["events"] = ctx.events
-    return meta
+    return RunRecord(
+        study=study.name,
+        settings=ctx.settings,
+        run_id=ctx.run_id,
+        host_info=host_info,
+        runtime_info=runtime_info,
+        started=started,
+        finished=time.time(),
+        runtime_run=runtime_run,
+        telemetry=sampled,
+        leftovers_removed=removed,
+        reaped_before=reaped,
+        containers=ctx.containers,
+        events=ctx.events,
+        study_fields=study_fields,
+    )
 
 
 def full_disk(error: OSError, outdir: Path) -> str:
@@ -94,10 +96,8 @@ def full_disk(error: OSError, outdir: Path) -> str:
     )
 
 
-def write_meta(meta: dict, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(meta, indent=1) + "\n")
-    tmp.rename(path)  # meta.json appears only complete
+def _or_what(n) -> str:
+    return "?" if n is None else str(n)
 
 
 def read_images(paths) -> dict:
@@ -132,7 +132,7 @@ def main(argv=None) -> int:
     try:
         with measurement_lock():
             print(f"run {ctx.run_id}: {study.name} {a.meta.parent}", flush=True)
-            meta = execute(study, ctx)
+            record = execute(study, ctx)
     except runtimes.RuntimeUnavailable as e:  # found only once the run began (e.g. an inner engine)
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -151,7 +151,7 @@ def main(argv=None) -> int:
         )
         return 128 + INTERRUPTED[0]
     try:
-        write_meta(meta, a.meta)
+        write(record, a.meta)
     except OSError as e:
         if e.errno != errno.ENOSPC:
             raise
@@ -159,15 +159,15 @@ def main(argv=None) -> int:
         print(full_disk(e, a.meta.parent), file=sys.stderr)
         return 1
     try:  # the time estimate's history: kept when the raw results are deleted
-        estimate.record(meta)
+        estimate.record(record.to_json())
     except (OSError, KeyError) as e:
         print(f"warning: the run was not added to the durations ledger: {e}", file=sys.stderr)
     print(
-        f"{meta.get('n_iterations', '?')} iterations, {meta.get('n_failed', '?')} failed; "
-        f"removed {len(meta['leftovers_removed'])} things the run made at the end",
+        f"{_or_what(record.n_iterations)} iterations, {_or_what(record.n_failed)} failed; "
+        f"removed {len(record.leftovers_removed)} things the run made at the end",
         flush=True,
     )
-    for e in meta["events"]:
+    for e in record.events:
         print("event:", e, flush=True)
     return 0
 

@@ -17,6 +17,7 @@ from interference import REPO_ROOT
 from interference.core.microservices import registry as microservices
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import cases, duration, finding_needs
+from interference.studies.pairs.records import PairKey
 
 HERE = Path(__file__).resolve().parent
 PUBLISHED_DIR = REPO_ROOT / "report" / "published"
@@ -34,7 +35,7 @@ def memory_mib(text: str) -> float:
 class PairsStudy(Study):
     name = "pairs"
     title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"
-    # case1-end/L: Case 1 again at the end (drift check).
+    # case1-end/L: Case 1 again at the end (drift check). Read and made only through PairKey.
     run_key = KeyFormat(
         "case{case}/{pair}", case="|".join([*cases.CASES, cases.END]), pair=r"[A-Z]+(?:\+[A-Z]+)?"
     )
@@ -170,41 +171,42 @@ class PairsStudy(Study):
 
     def runs(self, cfg: dict) -> list[RunKey]:
         keys = [
-            RunKey(self.run_key.key(case=r["case"], pair=r["pair"]), r["repetition"])
+            RunKey(self.key_of(PairKey(r["case"], tuple(cases.members_of(r["pair"])))), r["repetition"])
             for r in cases.runs({**cfg, "runtimes": ["-"]})
         ]
         if cfg.get("drift_check") and "1" in cfg["cases"]:
-            keys += [RunKey(self.run_key.key(case=cases.END, pair=m), 1) for m in cfg["microservices"]]
+            keys += [RunKey(self.key_of(PairKey("1", (m,), at_end=True)), 1) for m in cfg["microservices"]]
         return keys
 
+    def key_of(self, run: PairKey) -> str:
+        """A run's key, the path segment of its results (e.g. case3b/L+S)."""
+        return self.run_key.key(**run.key_fields())
+
+    def run_of(self, key: str) -> PairKey:
+        """The run of a key as the workflow names it (a wildcard): the one place a key is read."""
+        return PairKey.from_key_fields(self.run_key.read(key))
+
     def after_all(self, key: str) -> bool:
-        return self.run_key.read(key)["case"] == cases.END
+        return self.run_of(key).at_end
 
     def images(self, cfg: dict) -> list[str]:
         return cases.images_needed(cfg)
 
-    def _split(self, key: str) -> tuple[str, str]:
-        """(case, pair) of a run key; the baseline re-measured at the end runs as Case 1."""
-        f = self.run_key.read(key)
-        return ("1" if f["case"] == cases.END else f["case"]), f["pair"]
-
     def run_images(self, cfg: dict, key: str) -> list[str]:
-        case, pair = self._split(key)
-        members = cases.members_of(pair)
+        run = self.run_of(key)
+        members = list(run.members)
         # Network servers run from their microservice's image.
-        names = cases.image_for(case, members) + [m for m in members if microservices()[m].server]
+        names = cases.image_for(run.case, members) + [m for m in members if microservices()[m].server]
         return sorted(set(names))
 
     def settings(self, cfg: dict, key: str) -> dict:
-        case, pair = self._split(key)
-        members = cases.members_of(pair)
+        run = self.run_of(key)
+        case = run.case  # the baseline re-measured at the end runs as Case 1
         out = {
-            "case": case,
-            **({"at_end": True} if self.after_all(key) else {}),
-            "pair": pair,
+            **run.settings(),
             "iteration_timeout_s": cfg["iteration_timeout_s"],
             "limits": copy.deepcopy(cfg["limits"]),
-            "sizes": {m: self._sizes(cfg, m) for m in members},
+            "sizes": {m: self._sizes(cfg, m) for m in run.members},
             **({"hold": True} if cfg.get("hold") else {}),  # absent otherwise: settings unchanged
         }
         # The stopping rules, only where configured: runs with fixed counts keep their settings.

@@ -30,7 +30,8 @@ from interference.core.loop import (
 from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.pairs import adaptive
-from interference.studies.pairs.cases import ALONE_CASES, image_for, limits_for, mark_overlap, members_of
+from interference.studies.pairs.cases import ALONE_CASES, image_for, limits_for, mark_overlap
+from interference.studies.pairs.records import PairIteration, PairKey, PairMember, PairOverlap, PairResults
 
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
 
@@ -43,7 +44,8 @@ class CaseRun:
         self.s = ctx.settings
         self.outdir = ctx.outdir
         self.ms = registry()
-        self.members = members_of(self.s["pair"])
+        self.key = PairKey.from_settings(self.s)
+        self.members = list(self.key.members)
         self.network = None
         self.servers: dict[int, str] = {}
         self.stopping: dict | None = None  # what an adaptive rule decided (config adaptive)
@@ -110,7 +112,7 @@ class CaseRun:
     # -- the cases ---------------------------------------------------------------------
     def run_case1(self) -> None:
         ms_id = self.members[0]
-        limits = limits_for(self.s["case"], 0, self.s["limits"])
+        limits = limits_for(self.key.case, 0, self.s["limits"])
         rule = self.s.get("adaptive")  # else exactly `iterations`
         last = rule["max_iterations"] if rule else self.s["iterations"]
         for it in range(1, last + 1):
@@ -138,7 +140,7 @@ class CaseRun:
                     break
 
     def run_concurrent(self) -> None:
-        case = self.s["case"]
+        case = self.key.case
         timeout_s = self.s["iteration_timeout_s"]
         # The members wait for the start file; it is written once all of them run.
         start = RELEASED_BY_FILE
@@ -182,45 +184,45 @@ class CaseRun:
 
     # -- what meta.json gets -----------------------------------------------------------
     def results(self) -> dict:
-        members = []
-        for k, m in enumerate(self.members):
-            d = self.outdir / self.member_dir(k)
-            members.append(
-                {
-                    "member": k + 1,
-                    "microservice": m,
-                    "dir": d.name,
-                    "limits_read_back": read_limits(d / "limits.txt"),
-                    "iterations": read_iterations(d, self.s["iteration_timeout_s"]),
-                }
-            )
-        out = {}
-        if self.s["case"] in ALONE_CASES:
-            for it in members[0]["iterations"]:
+        timeout_s = self.s["iteration_timeout_s"]
+        loops = [
+            read_iterations(self.outdir / self.member_dir(k), timeout_s) for k in range(len(self.members))
+        ]
+        overlap = None
+        if self.key.case in ALONE_CASES:
+            for it in loops[0]:
                 it["in_overlap"] = True
-            out["overlap"] = None
         else:
-            lo, hi = mark_overlap([m["iterations"] for m in members])
-            out["overlap"] = {"start": lo, "end": hi, "window_s": self.s["window_s"]}
-        out["members"] = members
-        out["stopping"] = self.stopping
-        its = [it for m in members for it in m["iterations"]]
-        out["n_iterations"] = len(its)
-        out["n_failed"] = sum(it["status"] != "ok" for it in its)
-        if self.s["case"] in ALONE_CASES:  # containers that never ran an iteration
+            lo, hi = mark_overlap(loops)
+            overlap = PairOverlap(lo, hi, self.s["window_s"])
+        members = tuple(
+            PairMember(
+                member=k + 1,
+                microservice=m,
+                dir=self.member_dir(k),
+                limits_read_back=read_limits(self.outdir / self.member_dir(k) / "limits.txt"),
+                iteration_records=tuple(
+                    PairIteration.from_json(it, f"{self.member_dir(k)}/iterations.tsv") for it in loops[k]
+                ),
+            )
+            for k, m in enumerate(self.members)
+        )
+        its = [it for m in members for it in m.iteration_records]
+        n_failed = sum(it.status != "ok" for it in its)
+        if self.key.case in ALONE_CASES:  # containers that never ran an iteration
             ran = self.stopping["iterations_run"] if self.stopping else self.s["iterations"]
-            out["n_failed"] += ran - len(its)
+            n_failed += ran - len(its)
         else:  # a member that never ran an iteration in the window failed as a whole
-            silent = [m["microservice"] for m in members if not m["iterations"]]
-            out["n_failed"] += len(silent)
+            silent = [m.microservice for m in members if not m.iteration_records]
+            n_failed += len(silent)
             self.ctx.events += [f"member {m} ran no iteration in the window" for m in silent]
-        return out
+        return PairResults(members, overlap, self.stopping, len(its), n_failed).to_json()
 
 
 def execute(ctx) -> dict:
     run = CaseRun(ctx)
     run.start_servers()
-    if run.s["case"] in ALONE_CASES:
+    if run.key.case in ALONE_CASES:
         run.run_case1()
     else:
         run.run_concurrent()

@@ -15,8 +15,8 @@ import pandas as pd
 
 from interference import parsers
 from interference.core.microservices import registry
-from interference.core.samples import OK, parse_iteration
-from interference.studies.pairs import cases
+from interference.core.samples import OK, output_samples
+from interference.studies.pairs.records import PairKey, PairResults
 
 COLUMNS = [
     "host",
@@ -42,32 +42,35 @@ log = logging.getLogger("parse")
 
 def parse(meta: dict, raw_dir: Path) -> pd.DataFrame:
     s = meta["settings"]
+    where = str(raw_dir / "meta.json")
+    run = PairKey.from_settings(s, where)
+    results = PairResults.from_json(meta, where)
     ms = registry()
-    members = [m["microservice"] for m in meta["members"]]
+    members = [m.microservice for m in results.members]
     rows = []
-    for k, member in enumerate(meta["members"]):
-        target = ms[member["microservice"]]
+    for k, member in enumerate(results.members):
+        target = ms[member.microservice]
         partner = members[1 - k] if len(members) == 2 else ""
         parse = parsers.get(target.parser)
-        for it in member["iterations"]:
-            for sample in parse_iteration(it, raw_dir, parse, target.metrics):
+        for it in member.iteration_records:
+            for sample in output_samples(it.status, it.stdout, it.stderr, raw_dir, parse, target.metrics):
                 if sample.status != OK:
-                    log.warning("%s: %s", raw_dir / it["stdout"], sample.status)
+                    log.warning("%s: %s", raw_dir / it.stdout, sample.status)
                 rows.append(
                     sample.row(
                         host=s["host"],
                         runtime=s["runtime"],
                         # The baseline re-measured at the end (drift.py) is a case of its own.
-                        case=cases.END if s.get("at_end") else s["case"],
+                        case=run.key_case,
                         target=target.id,
                         partner=partner,
                         repetition=s["repetition"],
-                        member=member["member"],
-                        iteration=it["iteration"],
-                        start=it["start"],
-                        end=it["end"],
-                        in_overlap=it["in_overlap"],
-                        own_cpu_cores=it.get("own_cpu_cores"),
+                        member=member.member,
+                        iteration=it.iteration,
+                        start=it.start,
+                        end=it.end,
+                        in_overlap=it.in_overlap,
+                        own_cpu_cores=it.own_cpu_cores,
                     )
                 )
     return pd.DataFrame(rows, columns=COLUMNS)

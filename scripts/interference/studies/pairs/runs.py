@@ -3,6 +3,8 @@ cgroup limits requested and read back inside its container, and whether they mat
 
 from __future__ import annotations
 
+from interference.studies.pairs.records import PairResults
+
 # The limits a run records, as columns of runs.tsv (per member k: member<k>_<key>).
 REQUESTED_KEYS = ("cpuset", "cpus", "memory")
 READ_BACK_KEYS = ("cpuset", "cpu_quota_us", "cpu_period_us", "memory_max", "nproc", "cgroup_version")
@@ -57,23 +59,21 @@ def limits_match(requested: dict, read_back: dict) -> str:
 def run_row(meta: dict) -> dict:
     """The pair study's columns of runs.tsv: case, pair, overlap and each member's limits."""
     s = meta["settings"]
-    overlap = meta.get("overlap") or {}
+    results = PairResults.from_json(meta)
+    overlap = results.overlap
+    start, end = (overlap.start, overlap.end) if overlap else (None, None)
     row = {
         "case": str(s["case"]),
         "pair": s["pair"],
         "iterations_requested": s.get("iterations"),
         "window_s": s.get("window_s"),
-        "n_in_overlap": sum(
-            bool(it.get("in_overlap")) for m in meta.get("members", []) for it in m.get("iterations", [])
-        ),
-        "overlap_start": overlap.get("start"),
-        "overlap_end": overlap.get("end"),
-        "overlap_s": (overlap["end"] - overlap["start"])
-        if overlap.get("start") is not None and overlap.get("end") is not None
-        else None,
+        "n_in_overlap": sum(it.in_overlap for it in results.iteration_records),
+        "overlap_start": start,
+        "overlap_end": end,
+        "overlap_s": (end - start) if start is not None and end is not None else None,
     }
     # An adaptive stopping rule's decision (config adaptive): empty with fixed counts.
-    stop = meta.get("stopping") or {}
+    stop = results.stopping or {}
     half = [v for v in (stop.get("ci_half_width") or {}).values() if v is not None]
     row.update(
         stopping_rule=stop.get("rule", ""),
@@ -83,18 +83,17 @@ def run_row(meta: dict) -> dict:
         window_extended_s=stop.get("extended_s"),
     )
     for k in (1, 2):
-        members = meta.get("members", [])
-        member = members[k - 1] if len(members) >= k else None
+        member = results.members[k - 1] if len(results.members) >= k else None
         container = _member_container(meta, k) if member else None
         requested = (container or {}).get("limits_requested") or {}
-        read_back = (member or {}).get("limits_read_back") or {}
-        failed = sum(it.get("status") != "ok" for it in member.get("iterations", [])) if member else None
-        row[f"member{k}"] = member["microservice"] if member else ""
+        read_back = member.limits_read_back if member else {}
+        its = member.iteration_records if member else ()
+        row[f"member{k}"] = member.microservice if member else ""
         # Its workload size (per host, paper 004: smaller on the edge device).
-        sizes = s.get("sizes", {}).get(member["microservice"]) if member else None
+        sizes = s.get("sizes", {}).get(member.microservice) if member else None
         row[f"member{k}_sizes"] = ", ".join(f"{a}={b}" for a, b in sorted(sizes.items())) if sizes else ""
-        row[f"member{k}_iterations"] = len(member.get("iterations", [])) if member else None
-        row[f"member{k}_failed"] = failed
+        row[f"member{k}_iterations"] = len(its) if member else None
+        row[f"member{k}_failed"] = sum(it.status != "ok" for it in its) if member else None
         row[f"member{k}_container"] = (container or {}).get("role", "")
         for key in REQUESTED_KEYS:
             v = requested.get(key)

@@ -1,0 +1,137 @@
+"""The pair study's records (studies/pairs/records.py): its typed run key, and what its execute()
+puts into meta.json, each with one serializer; saved runs (version 0) still read."""
+
+import json
+import types
+
+import pytest
+from conftest import REPO
+from interference import studies
+from interference.core.records import RecordError
+from interference.steps.config import validate
+from interference.studies.pairs import execute
+from interference.studies.pairs.records import PairIteration, PairKey, PairMember, PairResults
+
+SAVED = REPO / "tests" / "fixtures" / "runs"
+PAIRS = studies.get("pairs")
+
+
+def test_every_run_key_of_a_config_is_a_typed_key_and_back():
+    cfg = validate(
+        {
+            "studies": {
+                "pairs": {
+                    "microservices": ["L", "S"],
+                    "drift_check": True,
+                    "cases": ["1", "1u", "2", "3a", "3b"],
+                }
+            }
+        }
+    )
+    keys = [r.key for r in PAIRS.runs(cfg["studies"]["pairs"])]
+    assert "case3b/L+S" in keys and "case1u/S" in keys and "case1-end/L" in keys
+    for key in keys:
+        run = PAIRS.run_of(key)
+        assert PAIRS.key_of(run) == key
+        assert PairKey.from_settings(run.settings()) == run  # the settings carry the same run
+    assert PAIRS.run_of("case1-end/L") == PairKey("1", ("L",), at_end=True)
+    assert PAIRS.run_of("case3b/L+S") == PairKey("3b", ("L", "S"))
+    assert PairKey("1", ("L",), at_end=True).key_case == "1-end"  # its samples' case
+
+
+@pytest.mark.parametrize(
+    "case, members, at_end, says",
+    [
+        ("4", ("L",), False, "none of"),
+        ("3b", ("L",), False, "runs 2 microservice"),
+        ("1", ("L", "S"), False, "runs 1 microservice"),
+        ("3b", ("L", "S"), True, "only Case 1"),
+    ],
+)
+def test_a_run_that_cannot_be_is_refused(case, members, at_end, says):
+    with pytest.raises(ValueError, match=says):
+        PairKey(case, members, at_end)
+
+
+def test_the_settings_of_a_run_come_from_its_key():
+    cfg = validate({"studies": {"pairs": {"microservices": ["L", "S"]}}})["studies"]["pairs"]
+    s = PAIRS.settings(cfg, "case1-end/L")
+    assert list(s)[:3] == ["case", "at_end", "pair"] and (s["case"], s["pair"]) == ("1", "L")
+    assert "at_end" not in PAIRS.settings(cfg, "case1/L") and PAIRS.after_all("case1-end/S")
+
+
+def an_iteration(**changes) -> dict:
+    it = {
+        "own_cpu_cores": 0.5,
+        "iteration": 1,
+        "start": 10.0,
+        "end": 12,
+        "exit_code": 0,
+        "status": "ok",
+        "stdout": "member1-L/iter0001.out",
+        "stderr": "member1-L/iter0001.err",
+        "in_overlap": True,
+    }
+    return {**it, **changes}
+
+
+def test_an_iteration_round_trips_and_keeps_its_numbers_as_written():
+    for d in (an_iteration(), {k: v for k, v in an_iteration().items() if k != "own_cpu_cores"}):
+        it = PairIteration.from_json(d, "here")
+        assert it.to_json() == d and list(it.to_json()) == list(d)
+        assert PairIteration.from_json(it.to_json(), "here") == it
+    assert isinstance(PairIteration.from_json(an_iteration(), "here").end, int)  # not made a float
+
+
+@pytest.mark.parametrize("run", ["pairs-case3b-v0", "pairs-case1-end-v0"])
+def test_a_saved_runs_fields_read_and_write_back_unchanged(run):
+    saved = json.loads((SAVED / run / "meta.json").read_text())
+    results = PairResults.from_json(saved)
+    # The old key `iterations` holds the records; the type calls them iteration_records.
+    first = results.members[0]
+    assert len(first.iteration_records) == len(saved["members"][0]["iterations"])
+    assert isinstance(first.iteration_records[0], PairIteration)
+    assert results.n_iterations == len(results.iteration_records)
+    assert results.to_json() == {
+        k: saved[k] for k in ("overlap", "members", "stopping", "n_iterations", "n_failed")
+    }
+    assert PairResults.from_json(results.to_json()) == results
+    member = PairMember.from_json(saved["members"][0], "here")
+    assert member.to_json() == saved["members"][0]
+
+
+def test_a_bad_iteration_names_the_member_the_iteration_and_the_field():
+    saved = json.loads((SAVED / "pairs-case3b-v0" / "meta.json").read_text())
+    del saved["members"][1]["iterations"][0]["status"]
+    with pytest.raises(RecordError, match=r"f\.json members\[1\] iterations\[0\]: field 'status' is missing"):
+        PairResults.from_json(saved, "f.json")
+    saved["members"][1]["iterations"][0] |= {"status": "ok", "in_overlap": "yes"}
+    with pytest.raises(RecordError, match=r"field 'in_overlap' is 'yes'; expected bool"):
+        PairResults.from_json(saved, "f.json")
+    with pytest.raises(RecordError, match=r"field 'members' is missing; expected list"):
+        PairResults.from_json({"settings": {}}, "f.json")
+    with pytest.raises(RecordError, match=r"field 'settings.pair' is missing; expected str"):
+        PairKey.from_settings({"case": "1"}, "f.json")
+
+
+def test_execute_writes_the_typed_results_of_what_the_loops_recorded(tmp_path):
+    """A Case 3b run's results from its members' iterations.tsv: the overlap, failures and the
+    old shape of meta.json (iterations under `iterations`)."""
+    loops = {
+        "member1-L": "1\t100.0\t108.5\t0\t1000000000\t9000000000\n2\t108.5\t117\t137\n",
+        "member2-S": "1\t101\t110\t0\n2\t110\t119.5\t1\n",
+    }
+    for d, text in loops.items():
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "iterations.tsv").write_text(text)
+    (tmp_path / "member1-L" / "limits.txt").write_text("cpuset=0\n")
+    s = {"case": "3b", "pair": "L+S", "iteration_timeout_s": 60, "window_s": 20}
+    ctx = types.SimpleNamespace(settings=s, outdir=tmp_path, events=[])
+    out = execute.CaseRun(ctx).results()
+    assert list(out) == ["overlap", "members", "stopping", "n_iterations", "n_failed"]
+    assert out["overlap"] == {"start": 101.0, "end": 117.0, "window_s": 20}
+    assert (out["n_iterations"], out["n_failed"]) == (4, 2)
+    first = out["members"][0]
+    assert first["limits_read_back"] == {"cpuset": "0"} and first["iterations"][0]["own_cpu_cores"] == 8 / 8.5
+    assert [it["in_overlap"] for m in out["members"] for it in m["iterations"]] == [False, True, True, False]
+    assert PairResults.from_json(out).to_json() == out
