@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from interference.studies.profiling import predict
+from interference.studies.profiling import predict, validate
+from scipy import stats
 
 EXACT = 0.0  # a CI of zero width: the input is exact, so the interval collapses to the point
 
@@ -151,3 +152,120 @@ def test_the_interval_propagates_the_inputs_cis_and_is_reproducible():
         profiles(sens, press, [], n_draws=20000, seed=7), "A", "m", apart=["B"], limited=True
     )
     assert not np.array_equal(p.draws, other.draws)
+
+
+# --- validate.py ----------------------------------------------------------------------------
+
+# (case, target, partner, metric, measured IR, predicted IR, predicted interval)
+PAIRS = [
+    ("2", "A", "B", "m", -0.20, -0.15, (-0.18, -0.12)),  # outside: a failure
+    ("2", "A", "B", "m2", -0.30, -0.25, (-0.35, -0.20)),  # the same unit, a second metric
+    ("2", "B", "A", "m", -0.10, -0.12, (-0.20, -0.05)),
+    ("2", "A", "A", "m", -0.02, 0.01, (-0.02, 0.04)),  # on the bound: inside; |IR| < 5 %: no sign
+    ("3a", "A", "B", "m", -0.06, -0.03, (-0.05, 0.0)),  # outside
+    ("3a", "B", "A", "m", 0.08, -0.01, (-0.03, 0.01)),  # outside, wrong sign
+    ("3a", "B", "B", "m", 0.00, np.nan, (np.nan, np.nan)),  # measured, not predicted
+]
+
+
+def measured_table():
+    rows = [
+        {"host": "h", "runtime": "docker", "case": c, "target": t, "partner": p, "metric": k,
+         "ir": m, "ir_ci_low": m - 0.01, "ir_ci_high": m + 0.01, "runs": 2}
+        for c, t, p, k, m, *_ in PAIRS
+    ]  # fmt: skip
+    # Another runtime and a case-1 row must not enter.
+    rows.append(rows[0] | {"runtime": "podman", "ir": 9.0})
+    return pd.DataFrame(rows)
+
+
+def predicted_table():
+    return pd.DataFrame(
+        [
+            (c, t, p, k, ir, lo, hi, "" if np.isfinite(ir) else "no memory pressure")
+            for c, t, p, k, _, ir, (lo, hi) in PAIRS
+        ],
+        columns=predict.PREDICTION_COLUMNS,
+    )
+
+
+def validation():
+    return validate.validation_rows(predicted_table(), measured_table(), runtime="docker")
+
+
+def test_validation_rows_join_measured_and_predicted_and_refuse_two_runtimes():
+    rows = validation().set_index(validate.KEY)
+    assert len(rows) == 7
+    assert rows.loc[("2", "A", "B", "m"), "error_pp"] == pytest.approx(5.0)
+    assert list(rows.inside_interval) == [True, False, True, True, False, False, False]  # sorted by key
+    assert rows.loc[("3a", "B", "B", "m"), "reason"] == "no memory pressure"
+    with pytest.raises(ValueError, match="several hosts or runtimes"):
+        validate.validation_rows(predicted_table(), measured_table())
+
+
+def test_the_case_mean_predictor_leaves_the_unit_out():
+    loo = validation().set_index(validate.KEY).ir_case_mean_loo
+    # Case 2's rows: -0.20, -0.30 (unit A,B), -0.10 (B,A), -0.02 (A,A).
+    assert loo["2", "A", "B", "m"] == loo["2", "A", "B", "m2"] == pytest.approx((-0.10 - 0.02) / 2)
+    assert loo["2", "B", "A", "m"] == pytest.approx((-0.20 - 0.30 - 0.02) / 3)
+    assert loo["2", "A", "A", "m"] == pytest.approx((-0.20 - 0.30 - 0.10) / 3)
+    # Case 3a: -0.06, 0.08 and the unpredicted 0.00, which the naive predictor may still see.
+    assert loo["3a", "B", "A", "m"] == pytest.approx((-0.06 + 0.0) / 2)
+
+
+def test_mae_sign_and_spearman_against_hand_values_and_scipy():
+    rows = validation()
+    table = validate.summary(rows, n_resamples=300).set_index(["scope", "predictor", "measure"]).value
+    # |errors| 5, 5, 2, 3 (case 2), 3, 9 (case 3a) points.
+    assert table["all", "profile", "mae_pp"] == pytest.approx(27 / 6)
+    assert table["case 2", "profile", "mae_pp"] == pytest.approx(15 / 4)
+    assert table["case 3a", "profile", "mae_pp"] == pytest.approx(12 / 2)
+    # |IR| >= 5 %: five rows, the 3a B,A row's sign is wrong.
+    assert table["all", "profile", "sign_accuracy"] == pytest.approx(4 / 5)
+    scored = rows.dropna(subset=["ir_predicted"])
+    rho = stats.spearmanr(scored.ir_measured, scored.ir_predicted).statistic
+    assert table["all", "profile", "spearman_rho"] == pytest.approx(rho)
+    assert table["all", "zero", "mae_pp"] == pytest.approx((20 + 30 + 10 + 2 + 6 + 8) / 6)
+    assert table["all", "zero", "sign_accuracy"] == 0.0 and np.isnan(table["all", "zero", "spearman_rho"])
+    loo_errors = [14, 24, (0.52 / 3 - 0.10) * 100, 18, 10, 11]
+    assert table["all", "case_mean_loo", "mae_pp"] == pytest.approx(sum(loo_errors) / 6)
+    assert table["all", "profile", "mae_difference_vs_zero_pp"] == pytest.approx(27 / 6 - 76 / 6)
+    assert table["all", "profile", "mae_difference_vs_case_mean_loo_pp"] == pytest.approx(
+        (27 - sum(loo_errors)) / 6
+    )
+
+
+def test_a_resample_counts_each_drawn_unit_s_rows_as_often_as_it_is_drawn():
+    rows = validation().dropna(subset=["ir_predicted"])
+    units = rows.groupby(validate.UNIT, sort=True).ngroup().to_numpy()
+    counts = np.array([2, 0, 1, 0, 2])  # units in key order: (2,A,A) (2,A,B) (2,B,A) (3a,A,B) (3a,B,A)
+    weighted = validate.measures(rows.ir_measured, rows.ir_predicted, counts[units])
+    drawn = pd.concat([rows[units == u] for u in (0, 0, 2, 4, 4)])
+    assert weighted == pytest.approx(validate.measures(drawn.ir_measured, drawn.ir_predicted))
+    # Repeated units are ties: the mid-ranks agree with scipy's.
+    assert weighted["spearman_rho"] == pytest.approx(
+        stats.spearmanr(drawn.ir_measured, drawn.ir_predicted).statistic
+    )
+
+
+def test_the_bootstrap_interval_is_reproducible_with_its_seed():
+    rows = validation()
+    first = validate.summary(rows, seed=5, n_resamples=300)
+    assert first.equals(validate.summary(rows, seed=5, n_resamples=300))
+    other = validate.summary(rows, seed=6, n_resamples=300)
+    mae = (first.scope == "all") & (first.predictor == "profile") & (first.measure == "mae_pp")
+    assert not first[mae].ci_low.equals(other[mae].ci_low)
+    low, value, high = first[mae][["ci_low", "value", "ci_high"]].iloc[0]
+    assert low <= value <= high and first[mae].ci_method.iloc[0].startswith("bootstrap_units_")
+    # Two units in case 3a are too few for an interval.
+    case_3a = first[(first.scope == "case 3a") & (first.measure == "mae_pp")]
+    assert case_3a.ci_low.isna().all() and (case_3a.note == "fewer than 3 units: no interval").all()
+
+
+def test_failures_are_the_rows_outside_the_interval_named():
+    names = list(validate.failures(validation()).name)
+    assert names == [
+        "case 2: A beside B (m): measured -0.200 [-0.210, -0.190], predicted -0.150 [-0.180, -0.120]",
+        "case 3a: A beside B (m): measured -0.060 [-0.070, -0.050], predicted -0.030 [-0.050, +0.000]",
+        "case 3a: B beside A (m): measured +0.080 [+0.070, +0.090], predicted -0.010 [-0.030, +0.010]",
+    ]
