@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from interference.studies.profiling import predict, validate
+from interference.studies.profiling import advise, predict, validate
 from scipy import stats
 
 EXACT = 0.0  # a CI of zero width: the input is exact, so the interval collapses to the point
@@ -269,3 +269,81 @@ def test_failures_are_the_rows_outside_the_interval_named():
         "case 3a: A beside B (m): measured -0.060 [-0.070, -0.050], predicted -0.030 [-0.050, +0.000]",
         "case 3a: B beside A (m): measured +0.080 [+0.070, +0.090], predicted -0.010 [-0.030, +0.010]",
     ]
+
+
+# --- advise.py ------------------------------------------------------------------------------
+
+
+def advice_profiles():
+    """A is hurt more in B's container than beside it; B is insensitive; removing the limits
+    gives A +10 % and B +2 %."""
+    sens = (
+        sensitivity_rows(
+            "A", {"cpu": [(1, -0.2), (2, -0.5)], "memory": [(1, -0.1), (2, -0.3)]}, placements=["2"]
+        )
+        + sensitivity_rows("A", {"cpu": [(1, -0.1)], "memory": [(1, -0.05)]}, placements=["3a"])
+        + sensitivity_rows("B", {"cpu": [(1, 0.0)], "memory": [(1, 0.0)]})
+    )
+    press = pressure_rows("A", {"cpu": 1, "memory": 1}) + pressure_rows("B", {"cpu": 1, "memory": 1})
+    return profiles(sens, press, limit_rows({"A": 0.1, "B": 0.02}))
+
+
+def test_the_placements_of_two_and_three():
+    labels = [(p.label, p.limited, p.case) for p in advise.placements(["B", "A"])]
+    assert labels == [("A+B", False, "2"), ("A+B", True, ""), ("A | B", False, "3a"), ("A | B", True, "3b")]
+    three = {p.label for p in advise.placements(["A", "B", "C"])}
+    assert three == {"A+B+C", "A | B+C", "A+B | C", "A+C | B", "A | B | C"}
+    with pytest.raises(ValueError):
+        advise.placements(["A"])
+
+
+def test_advice_ranks_two_microservices_by_the_hand_computed_total_slowdown():
+    measured = pd.DataFrame(
+        [("h", "docker", "3a", "A", "B", "m", -0.07), ("h", "docker", "3a", "B", "A", "m", 0.01)],
+        columns=["host", "runtime", "case", "target", "partner", "metric", "ir"],
+    )
+    table = advise.advise(advice_profiles(), ["A", "B"], {"A": "m", "B": "m"}, 2, 4, 1, measured)
+    # B's IR is its limit effect, +0.02, when unlimited and 0 when limited; A's:
+    #   apart, unlimited (3a):    1.1 * (1 - 0.1) * (1 - 0.05) - 1 = -0.0595
+    #   apart, limited (3b):      memory only: -0.05
+    #   together, unlimited (2):  1.1 * (1 - 0.2) * (1 - 0.1) - 1 = -0.208
+    #   together, limited:        (1 - 0.2) * (1 - 0.1) - 1 = -0.28
+    expected = [
+        ("A | B", False, 0.0595 - 0.02),
+        ("A | B", True, 0.05),
+        ("A+B", False, 0.208 - 0.02),
+        ("A+B", True, 0.28),
+    ]
+    assert list(zip(table.placement, table.limited, table.total_slowdown)) == [
+        (label, limited, pytest.approx(total)) for label, limited, total in expected
+    ]
+    assert list(table["rank"]) == [1, 2, 3, 4]
+    assert list(table.measured) == [True, False, False, False]
+    assert table.measured_total_slowdown[0] == pytest.approx(0.07 - 0.01)
+    assert table.members[0] == "A -0.059 [-0.059, -0.059]; B +0.020 [+0.020, +0.020]"
+
+
+def test_an_infeasible_placement_is_excluded_with_its_reason():
+    table = advise.advise(
+        advice_profiles(), ["A", "B"], {"A": "m", "B": "m"}, cores=1, memory=1.5, memory_per_member=1
+    )
+    excluded = table[~table.feasible]
+    assert set(excluded.placement) == {"A+B", "A | B"} and excluded.limited.all()
+    assert excluded["rank"].isna().all() and excluded.total_slowdown.isna().all()
+    both = (
+        "limited containers take one core per member, disjoint: 2 needed, 1 on the host; "
+        "the memory limits add up to 2, the host has 1.5"
+    )
+    assert set(excluded.excluded_because) == {both}
+    assert list(table["rank"][table.feasible]) == [1, 2]  # the unlimited two are still ranked
+
+
+def test_the_total_interval_sums_the_members_draws():
+    # B's pressure uncertain: it moves A's IR only; the total's interval is A's, mirrored.
+    sens = sensitivity_rows("A", {"memory": [(4, -0.4)]}) + sensitivity_rows("B", {"memory": [(1, 0.0)]})
+    press = pressure_rows("B", {"memory": 2}, half_width=0.5) + pressure_rows("A", {})
+    p = profiles(sens, press, [], n_draws=20000)
+    row = advise.advise(p, ["A", "B"], {"A": "m", "B": "m"}, 2, 4, 1).query("case == '3b'").iloc[0]
+    assert (row.total_slowdown, row.slowdown_low, row.slowdown_high) == pytest.approx(
+        (0.2, 0.15, 0.25), abs=0.004
+    )
