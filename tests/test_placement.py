@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from interference.studies.profiling import advise, predict, validate
+from interference.studies.profiling import advise, predict, profiles, validate
 from scipy import stats
 
 EXACT = 0.0  # a CI of zero width: the input is exact, so the interval collapses to the point
@@ -48,8 +48,8 @@ def limit_rows(effects, metric="m", half_width=EXACT):
     ]
 
 
-def profiles(sensitivity, pressure, limits, **options):
-    return predict.Profiles(
+def profiles_of(sensitivity, pressure, limits, **options):
+    return profiles.Profiles(
         pd.DataFrame(sensitivity), pd.DataFrame(pressure), pd.DataFrame(limits), **options
     )
 
@@ -66,7 +66,7 @@ def abc_profiles(**options):
         + pressure_rows("B", {"cpu": 1, "memory": 1, "disk": 0, "network": 0})
         + pressure_rows("C", {"cpu": 0.5, "memory": 2, "disk": 0, "network": 0})
     )
-    return profiles(sens, press, limit_rows({"A": 0.1, "B": 0.0, "C": 0.0}), **options)
+    return profiles_of(sens, press, limit_rows({"A": 0.1, "B": 0.0, "C": 0.0}), **options)
 
 
 # --- predict.py -----------------------------------------------------------------------------
@@ -84,12 +84,27 @@ def test_interpolation_is_piecewise_linear_through_zero_and_clipped():
 def test_the_curve_is_made_monotone_by_pooling_adjacent_means_by_their_runs():
     # -0.05 after -0.1 rises: pooled with weights 1 and 3 -> (-0.1 - 3 * 0.05) / 4 = -0.0625;
     # -0.2 after -0.3 rises: pooled equally -> -0.25.
-    fit = predict.monotone_nonincreasing(np.array([-0.1, -0.05, -0.3, -0.2]), np.array([1, 3, 1, 1]))
+    fit = profiles.monotone_nonincreasing(np.array([-0.1, -0.05, -0.3, -0.2]), np.array([1, 3, 1, 1]))
     assert fit == pytest.approx([-0.0625, -0.0625, -0.25, -0.25])
     # An improvement beside a small bubble is noise: the curve may not rise above the alone point.
     sens = sensitivity_rows("A", {"memory": [(1, 0.02), (2, -0.1)]})
-    _, point, _ = profiles(sens, [], []).curve("A", "2", "memory", "m")
+    _, point, _ = profiles_of(sens, [], []).curve("A", "2", "memory", "m")
     assert list(point) == pytest.approx([0, 0, -0.1])
+
+
+def test_the_tables_are_read_from_tsv_with_placements_as_names_and_one_row_per_input(tmp_path):
+    sens = pd.DataFrame(sensitivity_rows("A", CURVES_A))
+    paths = [tmp_path / n for n in ("sensitivity.tsv", "pressure.tsv", "limit_effect.tsv")]
+    for table, path in zip(
+        [sens, pd.DataFrame(pressure_rows("B", {"cpu": 1})), pd.DataFrame(limit_rows({"A": 0.1}))], paths
+    ):
+        table.to_csv(path, sep="\t", index=False)
+    read = profiles.Profiles.read(*paths)
+    assert set(read.sensitivity.placement) == {"2", "3a"} and read.pressure_of("B", "2", "cpu")[0] == 1
+    with pytest.raises(ValueError, match="more than one row"):
+        profiles.Profiles(pd.concat([sens, sens.head(1)]), read.pressure, read.limit_effect)
+    with pytest.raises(ValueError, match="lacks the columns runs"):
+        profiles.Profiles(sens.drop(columns="runs"), read.pressure, read.limit_effect)
 
 
 def test_case_2_multiplies_the_limit_effect_and_each_resource():
@@ -126,13 +141,15 @@ def test_a_self_pair_is_one_row_per_case_and_metric():
 
 def test_a_missing_input_leaves_the_prediction_empty_and_says_why():
     sens = sensitivity_rows("A", {"cpu": [(1, -0.2)]})
-    p = predict.predict_member(profiles(sens, pressure_rows("B", {"cpu": 1}), []), "A", "m", together=["B"])
+    p = predict.predict_member(
+        profiles_of(sens, pressure_rows("B", {"cpu": 1}), []), "A", "m", together=["B"]
+    )
     assert np.isnan(p.ir) and p.reason == "no limit effect of A (m)"
     p = predict.predict_member(
-        profiles(sens, pressure_rows("B", {"memory": 1}), []), "A", "m", apart=["B"], limited=True
+        profiles_of(sens, pressure_rows("B", {"memory": 1}), []), "A", "m", apart=["B"], limited=True
     )
     assert np.isnan(p.ir) and p.reason == "no memory sensitivity of A (m) in placement 3a"
-    p = predict.predict_member(profiles(sens, [], []), "A", "m", apart=["B"], limited=True)
+    p = predict.predict_member(profiles_of(sens, [], []), "A", "m", apart=["B"], limited=True)
     assert np.isnan(p.ir) and "no memory pressure of B in placement 3a" in p.reason
 
 
@@ -141,15 +158,17 @@ def test_the_interval_propagates_the_inputs_cis_and_is_reproducible():
     # IR = -0.1 * P, so its 95 % interval is -0.1 * (2 ± 0.5) = [-0.25, -0.15].
     sens = sensitivity_rows("A", {"memory": [(4, -0.4)]})
     press = pressure_rows("B", {"memory": 2}, half_width=0.5)
-    p = predict.predict_member(profiles(sens, press, [], n_draws=20000), "A", "m", apart=["B"], limited=True)
+    p = predict.predict_member(
+        profiles_of(sens, press, [], n_draws=20000), "A", "m", apart=["B"], limited=True
+    )
     assert p.ir == pytest.approx(-0.2)
     assert (p.low, p.high) == pytest.approx((-0.25, -0.15), abs=0.004)
     again = predict.predict_member(
-        profiles(sens, press, [], n_draws=20000), "A", "m", apart=["B"], limited=True
+        profiles_of(sens, press, [], n_draws=20000), "A", "m", apart=["B"], limited=True
     )
     assert np.array_equal(p.draws, again.draws)
     other = predict.predict_member(
-        profiles(sens, press, [], n_draws=20000, seed=7), "A", "m", apart=["B"], limited=True
+        profiles_of(sens, press, [], n_draws=20000, seed=7), "A", "m", apart=["B"], limited=True
     )
     assert not np.array_equal(p.draws, other.draws)
 
@@ -285,7 +304,7 @@ def advice_profiles():
         + sensitivity_rows("B", {"cpu": [(1, 0.0)], "memory": [(1, 0.0)]})
     )
     press = pressure_rows("A", {"cpu": 1, "memory": 1}) + pressure_rows("B", {"cpu": 1, "memory": 1})
-    return profiles(sens, press, limit_rows({"A": 0.1, "B": 0.02}))
+    return profiles_of(sens, press, limit_rows({"A": 0.1, "B": 0.02}))
 
 
 def test_the_placements_of_two_and_three():
@@ -342,7 +361,7 @@ def test_the_total_interval_sums_the_members_draws():
     # B's pressure uncertain: it moves A's IR only; the total's interval is A's, mirrored.
     sens = sensitivity_rows("A", {"memory": [(4, -0.4)]}) + sensitivity_rows("B", {"memory": [(1, 0.0)]})
     press = pressure_rows("B", {"memory": 2}, half_width=0.5) + pressure_rows("A", {})
-    p = profiles(sens, press, [], n_draws=20000)
+    p = profiles_of(sens, press, [], n_draws=20000)
     row = advise.advise(p, ["A", "B"], {"A": "m", "B": "m"}, 2, 4, 1).query("case == '3b'").iloc[0]
     assert (row.total_slowdown, row.slowdown_low, row.slowdown_high) == pytest.approx(
         (0.2, 0.15, 0.25), abs=0.004
