@@ -139,17 +139,10 @@ def predict_group(profiles: Profiles, case: str, members, metrics: dict | None =
     for target in dict.fromkeys(members):  # a self-pair's two copies are pooled, as measured
         partners = partner_label(members, target).split("+")
         for metric in [metrics[target]] if metrics else profiles.metrics_of(target):
-            p = predict_member(
-                profiles, target, metric, partners if together else (), () if together else partners, limited
-            )
-            rows.append(
-                dict(
-                    zip(
-                        PREDICTION_COLUMNS,
-                        (case, target, "+".join(partners), metric, p.ir, p.low, p.high, p.reason),
-                    )
-                )
-            )
+            inside, outside = (partners, ()) if together else ((), partners)
+            p = predict_member(profiles, target, metric, inside, outside, limited)
+            row = {"case": case, "target": target, "partner": "+".join(partners), "metric": metric}
+            rows.append(row | {"ir": p.ir, "ir_low": p.low, "ir_high": p.high, "reason": p.reason})
     return rows
 
 

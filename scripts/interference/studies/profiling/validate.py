@@ -33,6 +33,10 @@ SIGN_THRESHOLD = 0.05  # a measured |IR| below 5 % has no sign worth predicting
 SEED = 20240601
 N_RESAMPLES = 2000
 PREDICTORS = {"profile": "ir_predicted", "zero": "ir_zero", "case_mean_loo": "ir_case_mean_loo"}
+VALIDATION_COLUMNS = [
+    *KEY, "ir_measured", "measured_low", "measured_high", "runs", "ir_predicted", "predicted_low",
+    "predicted_high", "error_pp", "inside_interval", "intervals_overlap", "ir_zero", "ir_case_mean_loo", "reason",
+]  # fmt: skip
 SUMMARY_COLUMNS = [
     "scope",
     "predictor",
@@ -74,7 +78,7 @@ def validation_rows(predicted: pd.DataFrame, measured: pd.DataFrame, host=None, 
     )
     rows["ir_zero"] = 0.0
     rows["ir_case_mean_loo"] = case_mean_left_one_out(rows)
-    return rows.sort_values(KEY, ignore_index=True)
+    return rows.sort_values(KEY, ignore_index=True)[VALIDATION_COLUMNS]
 
 
 def case_mean_left_one_out(rows: pd.DataFrame) -> pd.Series:
