@@ -1,0 +1,154 @@
+"""The predicted IR of a microservice beside partners it was never measured with, from solo
+profiles only (the idea of Bubble-Up, Mars et al., MICRO 2011: a sensitivity curve per
+microservice and its pressure expressed as a bubble size predict a pair from two solo runs).
+
+Inputs: the profiling study's sensitivity.tsv, pressure.tsv and limit_effect.tsv (profiles.py
+reads them and draws their inputs). No pair measurement enters the model: interference.tsv is read by validate.py only.
+
+The model, for one member (the target) of a group of containers:
+  1. every partner presses on each resource with its pressure in the placement it has towards the
+     target ("2": same container, "3a": another container); pressures on one resource add;
+  2. the target's sensitivity curve for that resource gives d_r at the summed pressure: piecewise
+     linear in intensity through (0, 0) (no bubble = the target alone), made monotone
+     non-increasing, held at its last measured value beyond the largest intensity;
+  3. 1 + IR = (1 + limit effect) · Π_r (1 + d_r). The limit effect (Case 1u against Case 1) only
+     when the containers are unlimited, since the IR is against the limited Case 1; the cpu term
+     only when cores are shared (limited containers get disjoint cores). So Case 3b has neither.
+The curve of placement "2" is used when the target shares its container, else that of "3a".
+
+The interval is a Monte Carlo 95 % interval: every input (each point of a curve, each pressure,
+each limit effect) is drawn from a normal whose 95 % interval is the input's CI, the model is
+evaluated per draw and the 2.5/97.5 % quantiles are taken. It is at the level of the inputs' CIs:
+between runs when the profiling statistics give runs-level CIs (as interference.tsv does), never
+narrower. It does not include the model's own error: validate.py measures that. An input without
+a CI is taken as exact. Each input's draws come from a generator seeded by the seed and the
+input's key, so a prediction is reproducible and an input shared by several predictions (a
+partner's pressure) is the same draw in each (the total of advise.py is then correctly
+correlated)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from interference.stats.descriptive import CONFIDENCE
+from interference.studies.profiling.profiles import Profiles
+
+RESOURCES = ("cpu", "memory", "disk", "network")
+CASES = ("2", "3a", "3b")
+# Case -> (the target shares its container with its partners, the containers are limited).
+CASE_LAYOUT = {"2": (True, False), "3a": (False, False), "3b": (False, True)}
+PREDICTION_COLUMNS = ["case", "target", "partner", "metric", "ir", "ir_low", "ir_high", "reason"]
+
+
+def interpolate(intensity: np.ndarray, degradation: np.ndarray, at) -> np.ndarray:
+    """Piecewise linear in intensity (increasing), clipped to the measured range; `degradation`
+    may carry draws on its leading axis, `at` one value per draw."""
+    xp, fp = np.asarray(intensity, float), np.atleast_2d(degradation)
+    x = np.broadcast_to(np.asarray(at, float), fp.shape[:1])
+    if len(xp) == 1:
+        return fp[:, 0].copy()
+    x = np.clip(x, xp[0], xp[-1])
+    j = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
+    t = (x - xp[j]) / (xp[j + 1] - xp[j])
+    rows = np.arange(fp.shape[0])
+    return fp[rows, j] * (1 - t) + fp[rows, j + 1] * t
+
+
+def combine(degradations) -> np.ndarray:
+    """1 + IR = Π (1 + d). Multiplicative because each resource's loss scales what the others
+    left (running at 80 % of memory bandwidth for half the CPU time gives 40 %, not 30 %), which
+    keeps IR > -1 where a sum could pass it, equals the sum to first order, and is exact for the
+    limit effect: mean_2/mean_1 = (mean_1u/mean_1)·(mean_2/mean_1u) (split.tsv's decomposition).
+    For lower-is-better metrics, whose IR is 1 - mean/baseline, it holds to first order only."""
+    product = 1.0
+    for d in degradations:
+        product = product * (1 + np.asarray(d, float))
+    return np.asarray(product - 1)
+
+
+@dataclass
+class Prediction:
+    ir: float
+    low: float
+    high: float
+    draws: np.ndarray
+    reason: str = ""
+
+
+def predict_member(
+    profiles: Profiles, target: str, metric: str, together=(), apart=(), limited: bool = False
+) -> Prediction:
+    """The target's IR against its Case 1 with `together` in its container and `apart` in other
+    containers (all limited or all unlimited)."""
+    placement = "2" if together else "3a"
+    shared = [(p, "2") for p in together] + [(p, "3a") for p in apart]
+    point_factors, drawn_factors, missing = [], [], []
+    if not limited:
+        limit = profiles.limit_of(target, metric)
+        if limit is None:
+            missing.append(f"no limit effect of {target} ({metric})")
+        else:
+            point_factors.append(limit[0])
+            drawn_factors.append(limit[1])
+    for resource in RESOURCES:
+        # Limited containers have disjoint cores: only a partner in the same container shares CPU.
+        pressing = [(p, pl) for p, pl in shared if resource != "cpu" or not limited or pl == "2"]
+        if not pressing:
+            continue
+        pressures = [profiles.pressure_of(p, pl, resource) for p, pl in pressing]
+        missing += [
+            f"no {resource} pressure of {p} in placement {pl}"
+            for (p, pl), q in zip(pressing, pressures)
+            if q is None
+        ]
+        if None in pressures:
+            continue
+        total_point, total_drawn = sum(q[0] for q in pressures), sum(q[1] for q in pressures)
+        if total_point == 0 and not np.any(total_drawn):
+            continue  # nothing presses: the target's curve is not needed
+        curve = profiles.curve(target, placement, resource, metric)
+        if curve is None:
+            missing.append(f"no {resource} sensitivity of {target} ({metric}) in placement {placement}")
+            continue
+        x, point, drawn = curve
+        point_factors.append(interpolate(x, point, total_point)[0])
+        drawn_factors.append(interpolate(x, drawn, total_drawn))
+    if missing:
+        return Prediction(np.nan, np.nan, np.nan, np.full(profiles.n_draws, np.nan), "; ".join(missing))
+    draws = combine(drawn_factors) + np.zeros(profiles.n_draws)
+    low, high = np.quantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+    return Prediction(float(combine(point_factors)), float(low), float(high), draws)
+
+
+def partner_label(members, target: str) -> str:
+    """The others of a group, as interference.tsv names a partner ("S"; "B+S" for a triple)."""
+    others = list(members)
+    others.remove(target)
+    return "+".join(sorted(others))
+
+
+def predict_group(profiles: Profiles, case: str, members, metrics: dict | None = None) -> list[dict]:
+    """Rows (PREDICTION_COLUMNS) for each distinct member of a pair or triple in case 2, 3a or 3b;
+    every metric of its sensitivity curves, or metrics[target] only."""
+    together, limited = CASE_LAYOUT[case]
+    rows = []
+    for target in dict.fromkeys(members):  # a self-pair's two copies are pooled, as measured
+        partners = partner_label(members, target).split("+")
+        for metric in [metrics[target]] if metrics else profiles.metrics_of(target):
+            inside, outside = (partners, ()) if together else ((), partners)
+            p = predict_member(profiles, target, metric, inside, outside, limited)
+            row = {"case": case, "target": target, "partner": "+".join(partners), "metric": metric}
+            rows.append(row | {"ir": p.ir, "ir_low": p.low, "ir_high": p.high, "reason": p.reason})
+    return rows
+
+
+def predict_all(profiles: Profiles, microservices=None, size: int = 2, cases=CASES) -> pd.DataFrame:
+    """Every pair (size 2, self-pairs included) or triple of the profiled microservices."""
+    names = microservices or sorted(set(profiles.sensitivity.microservice))
+    groups = itertools.combinations_with_replacement(names, size)
+    rows = [row for group in groups for case in cases for row in predict_group(profiles, case, group)]
+    return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
