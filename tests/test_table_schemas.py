@@ -72,6 +72,12 @@ def test_an_undeclared_or_reordered_column_is_refused():
     assert "out of the declared order" in refusal(good()[["n", "host", "mean", "higher_is_better", "note"]])
 
 
+def test_every_table_a_study_declares_has_a_schema():
+    for study in studies.registry().values():
+        for name, table in study.tables.items():
+            assert isinstance(table.schema, TableSchema), f"{study.name}/{name} declares no columns"
+
+
 def test_the_pair_studys_column_lists_come_from_its_schemas():
     """The statistics and the report read the names declared once (schemas.py)."""
     from interference.studies.pairs import statistics as st
@@ -119,3 +125,30 @@ def test_the_statistics_step_refuses_a_wrong_table_and_writes_nothing(monkeypatc
         code, out = _run_step(monkeypatch, tmp_path, df)
     assert code == 1 and not out.exists()
     assert "table pairs/summary: column 'ci_method' is missing" in caplog.text
+
+
+def test_summaries_the_other_tests_do_not_compute_validate(tmp_path):
+    """creation's and network's summaries, from a small samples table of each (the other tables
+    are computed, and so checked, by their studies' own tests through the step's schemas)."""
+    from interference.studies.creation import statistics as creation
+    from interference.studies.network import statistics as network
+
+    rows = {
+        "creation": [
+            {"host": "h", "runtime": "nested", "variant": "load", "entities": 2, "children": 1, "repetition": 1,
+             "entity": e, "metric": "created_to_exit", "value": 1.0 + e / 10, "unit": "s",
+             "higher_is_better": False, "status": "ok"}
+            for e in range(3)
+        ],
+        "network": [
+            {"host": "h", "runtime": "host", "microservice": "NS", "direction": "to-host", "mode": "host",
+             "repetition": 1, "iteration": i, "metric": "throughput", "value": 100.0 + i, "unit": "Mbit/s",
+             "higher_is_better": True, "start": 0, "end": 1, "status": "ok"}
+            for i in range(3)
+        ],
+    }  # fmt: skip
+    for name, module in (("creation", creation), ("network", network)):
+        path = tmp_path / f"{name}.tsv"
+        pd.DataFrame(rows[name], columns=module.SAMPLE_COLUMNS).to_csv(path, sep="\t", index=False)
+        table = module.summary({"samples": path}, 1)
+        studies.get(name).tables["summary"].schema.validate(table, f"{name}/summary")
