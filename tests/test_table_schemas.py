@@ -4,6 +4,7 @@ column, and the statistics step writes nothing it refused."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 import numpy as np
@@ -152,3 +153,33 @@ def test_summaries_the_other_tests_do_not_compute_validate(tmp_path):
         pd.DataFrame(rows[name], columns=module.SAMPLE_COLUMNS).to_csv(path, sep="\t", index=False)
         table = module.summary({"samples": path}, 1)
         studies.get(name).tables["summary"].schema.validate(table, f"{name}/summary")
+
+
+def test_the_sample_rows_columns_come_from_the_sample_record():
+    from interference.core.samples import Sample
+    from interference.steps.parse import SAMPLE_SCHEMA
+
+    assert SAMPLE_SCHEMA.kinds == {"metric": TEXT, "value": NUMBER, "unit": TEXT, "higher_is_better": FLAG,
+                                   "status": TEXT}  # fmt: skip
+    rows = [Sample("gflops", 1.5, "GFLOPS", True, "ok").row(host="h", iteration=1),
+            Sample("gflops", None, "GFLOPS", True, "timeout").row(host="h", iteration=2)]  # fmt: skip
+    SAMPLE_SCHEMA.validate(pd.DataFrame(rows).assign(psi_cpu_some=0.1), "samples", exact=False)
+
+
+def test_the_parse_step_checks_a_runs_rows_before_writing(monkeypatch, tmp_path, caplog):
+    """A real run's rows (the pair study's parser on a captured Linpack output) are written; rows
+    whose value is not a number are refused, naming the column, and nothing is written."""
+    from test_parse_run import make_run
+
+    from interference.steps import parse
+
+    meta = make_run(tmp_path, "L", ["ok"], ["ok"], case="1", members=("L",))
+    meta.write_text(json.dumps(json.loads(meta.read_text()) | {"study": "pairs"}))
+    assert parse.main([str(meta), str(tmp_path / "ok.tsv")]) == 0
+    assert (tmp_path / "ok.tsv").read_text().count("\n") == 2  # header and the one sample
+    bad = parse.parse_run(meta).astype({"value": object}).assign(value="12,5")
+    monkeypatch.setattr(parse, "parse_run", lambda path: bad)
+    with caplog.at_level(logging.ERROR, logger="parse"):
+        assert parse.main([str(meta), str(tmp_path / "bad.tsv")]) == 1
+    assert not (tmp_path / "bad.tsv").exists()
+    assert "column 'value' must hold numbers, but has '12,5'" in caplog.text

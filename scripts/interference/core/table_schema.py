@@ -51,22 +51,42 @@ class TableSchema:
     def of(self, *kinds: str) -> list[str]:
         return [c for c, k in self.kinds.items() if k in kinds]
 
+    @classmethod
+    def of_record(cls, record: type) -> TableSchema:
+        """The columns of a dataclass's rows: its fields in order, each kind from its type
+        (str, float, int, bool; `X | None` is X, its missing value passes anyway)."""
+        import dataclasses
+        import types
+        import typing
+
+        hints = typing.get_type_hints(record)
+        by_type = {str: TEXT, float: NUMBER, int: INTEGER, bool: FLAG}
+        kinds = {}
+        for f in dataclasses.fields(record):
+            t = hints[f.name]
+            if isinstance(t, types.UnionType) or typing.get_origin(t) is typing.Union:
+                t = next(a for a in typing.get_args(t) if a is not type(None))
+            kinds[f.name] = by_type[t]
+        return cls(**kinds)
+
     def __repr__(self) -> str:
         return f"TableSchema({', '.join(f'{c}={k}' for c, k in self.kinds.items())})"
 
-    def validate(self, df, table: str) -> None:
+    def validate(self, df, table: str, exact: bool = True) -> None:
         """Raise TableSchemaError naming `table` and every offending column, or return None.
-        Only checks: the table is neither coerced nor reordered (what is written is the
-        caller's frame, byte for byte)."""
+        exact: these columns and no others, in this order; else these among others, anywhere
+        (a table whose other columns vary, e.g. samples.tsv's identity columns). Only checks:
+        the table is neither coerced nor reordered (what is written is the caller's frame,
+        byte for byte)."""
         import pandera.errors
 
         try:
-            _pandera(self).validate(df, lazy=True)
+            _pandera(self, exact).validate(df, lazy=True)
         except pandera.errors.SchemaErrors as e:
             raise TableSchemaError(f"table {table}: " + "; ".join(_problems(e.failure_cases, self))) from None
 
 
-def _pandera(schema: TableSchema):
+def _pandera(schema: TableSchema, exact: bool):
     import pandera.pandas as pa
 
     columns = {
@@ -74,7 +94,7 @@ def _pandera(schema: TableSchema):
         for name, kind in schema.kinds.items()
     }
     # strict: no undeclared column; ordered: the declared order (a reader may rely on it).
-    return pa.DataFrameSchema(columns, strict=True, ordered=True, coerce=False)
+    return pa.DataFrameSchema(columns, strict=exact, ordered=exact, coerce=False)
 
 
 def _problems(failures, schema: TableSchema) -> list[str]:
