@@ -13,25 +13,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from interference.stats.described import DESCRIBED
+
 CONFIDENCE = 0.95
-STAT_COLUMNS = [
-    "n",
-    "mean",
-    "median",
-    "trimmed_mean",
-    "min",
-    "max",
-    "sd",
-    "cv",
-    "ci_low",
-    "ci_high",
-    "ci_method",
-    "unit",
-    "higher_is_better",
-    "n_excluded_overlap",
-    "n_excluded_failed",
-    "note",
-]
+# Declared with their kinds in described.py (every study's summary ends with them).
+STAT_COLUMNS = DESCRIBED.columns
 
 
 def as_bool(s: pd.Series) -> pd.Series:

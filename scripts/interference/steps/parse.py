@@ -14,9 +14,14 @@ import pandas as pd
 
 from interference import studies
 from interference.core import records
+from interference.core.samples import Sample
+from interference.core.table_schema import TableSchema, TableSchemaError
 from interference.host import telemetry
 
 log = logging.getLogger("parse")
+# The columns every study's samples.tsv has, whatever its identity columns and telemetry: a
+# Sample's fields (core/samples.py) and their types, checked by this step, which alone uses it.
+SAMPLE_SCHEMA = TableSchema.of_record(Sample)
 
 
 def parse_run(meta_path: Path) -> pd.DataFrame:
@@ -50,6 +55,12 @@ def main(argv=None) -> int:
         return 0
     meta, out = Path(argv[0]), Path(argv[1])
     df = parse_run(meta)
+    try:
+        # A parser that wrote a wrong row stops here, not in a statistics table far downstream.
+        SAMPLE_SCHEMA.validate(df, f"samples of {meta}", exact=False)
+    except TableSchemaError as e:
+        log.error("%s", e)
+        return 1
     write(df, out)
     bad = (df["status"] != "ok").sum() if "status" in df else 0
     log.info("%s: %d rows, %d not ok -> %s", meta, len(df), bad, out)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from interference import studies
+from interference.core.table_schema import TableSchemaError
 
 log = logging.getLogger("statistics")
 
@@ -23,6 +24,16 @@ def write(df: pd.DataFrame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     # %.10g keeps small p-values (1e-30) that a fixed-point format would round to 0.
     df.to_csv(path, sep="\t", index=False, float_format="%.10g")
+
+
+def checked(study, table: str, df: pd.DataFrame) -> pd.DataFrame:
+    """The table as computed, after checking it against the columns its study declares for it
+    (a table without a declaration passes): a wrong table stops here, naming the table and
+    the column, rather than in a reader far downstream. Nothing is coerced or reordered."""
+    schema = study.tables[table].schema
+    if schema is not None:
+        schema.validate(df, f"{study.name}/{table}")
+    return df
 
 
 def main(argv=None) -> int:
@@ -38,7 +49,11 @@ def main(argv=None) -> int:
     inputs = {name: Path(path) for name, path in (item.split("=", 1) for item in a.input)}
     t0 = time.perf_counter()
     df = study.compute_table(a.table, inputs, max(1, a.jobs))
-    write(df, a.out)
+    try:
+        write(checked(study, a.table, df), a.out)
+    except TableSchemaError as e:
+        log.error("%s", e)
+        return 1
     log.info("%s/%s: %d rows in %.2f s -> %s", a.study, a.table, len(df), time.perf_counter() - t0, a.out)
     return 0
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar
 
+from interference.core.table_schema import TableSchema
 from interference.host.packages import HostPackage
 
 if TYPE_CHECKING:
@@ -45,13 +46,17 @@ class Table:
     `compute` names the function, "module:function" in the study's folder (imported only by the
     statistics step). It gets (inputs, jobs): a dict of paths, "samples" (the study's tidy
     samples) and each other table named in `needs`, which it reads itself; `files` are further
-    inputs (e.g. published data) whose change reruns it. It returns a DataFrame."""
+    inputs (e.g. published data) whose change reruns it. It returns a DataFrame, which the
+    statistics step checks against `schema` (its columns, in order, and their kinds) before
+    writing it."""
 
     compute: str
     needs: tuple[str, ...] = ("samples",)
     files: tuple[Path, ...] = ()
     # Processes it can use (its results do not depend on the count).
     threads: int = 1
+    # The table's columns (core/table_schema.py); None: not declared (not checked).
+    schema: TableSchema | None = None
 
 
 class KeyFormat:

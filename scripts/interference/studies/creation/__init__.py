@@ -19,6 +19,8 @@ from pathlib import Path
 
 from interference.core import entity_times
 from interference.core.entity_memory import check_memory
+from interference.core.table_schema import INTEGER, NUMBER, TEXT, TableSchema
+from interference.stats.described import DESCRIBED
 from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).parent
@@ -27,6 +29,25 @@ VARIANTS = {
     "load": {"child_image": "load"},
     "preloaded": {"child_image": "preloaded", "storage_driver": "vfs"},
 }
+
+
+# The columns of its tables (validated when the statistics step writes them).
+SUMMARY = TableSchema(
+    TableSchema(host=TEXT, runtime=TEXT, variant=TEXT, entities=INTEGER, children=INTEGER, metric=TEXT),
+    DESCRIBED,
+)
+# The paper's values are empty where it published none (the pre-loaded variant).
+TABLE1 = TableSchema(
+    host=TEXT,
+    variant=TEXT,
+    children=INTEGER,
+    parents=INTEGER,
+    n=INTEGER,
+    mean_s=NUMBER,
+    sd_s=NUMBER,
+    published_mean_s=NUMBER,
+    published_sd_s=NUMBER,
+)
 
 
 class CreationStudy(Study):
@@ -78,8 +99,8 @@ class CreationStudy(Study):
         },
     }
     tables = {
-        "summary": Table("statistics:summary"),
-        "table1": Table("statistics:table1", needs=("summary",)),
+        "summary": Table("statistics:summary", schema=SUMMARY),
+        "table1": Table("statistics:table1", needs=("summary",), schema=TABLE1),
     }
     report_section = HERE / "section.qmd"
 

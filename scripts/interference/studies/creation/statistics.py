@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from interference.stats.descriptive import describe
+from interference.studies.creation import TABLE1
 from interference.studies.creation.published import TABLE_1
 
 SAMPLE_COLUMNS = [
@@ -51,15 +52,5 @@ def table1(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
                 "published_sd_s": published[1] if published else None,
             }
         )
-    cols = [
-        "host",
-        "variant",
-        "children",
-        "parents",
-        "n",
-        "mean_s",
-        "sd_s",
-        "published_mean_s",
-        "published_sd_s",
-    ]
+    cols = TABLE1.columns  # declared in __init__.py
     return pd.DataFrame(rows, columns=cols)

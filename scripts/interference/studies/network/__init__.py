@@ -24,9 +24,11 @@ from pathlib import Path
 
 from interference import runtimes
 from interference.core import entity_times
+from interference.core.table_schema import INTEGER, NUMBER, TEXT, TableSchema
 from interference.host.packages import HostPackage
 from interference.runtimes import ovs
 from interference.runtimes.base import NETWORK_MODES
+from interference.stats.described import DESCRIBED
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).parent
@@ -46,6 +48,28 @@ def modes_of(runtime: str) -> frozenset[str]:
 
 def is_nested(runtime: str) -> bool:
     return any("+" in m for m in modes_of(runtime))
+
+
+# The columns of its tables (validated when the statistics step writes them).
+SUMMARY = TableSchema(TableSchema(host=TEXT, runtime=TEXT, direction=TEXT, mode=TEXT, metric=TEXT), DESCRIBED)
+RELATIVE = TableSchema(
+    host=TEXT,
+    runtime=TEXT,
+    direction=TEXT,
+    mode=TEXT,
+    metric=TEXT,
+    unit=TEXT,
+    n=INTEGER,
+    mean=NUMBER,
+    sd=NUMBER,
+    reference=TEXT,
+    reference_mean=NUMBER,
+    ratio=NUMBER,
+    ci_low=NUMBER,
+    ci_high=NUMBER,
+    ci_method=TEXT,
+    note=TEXT,
+)
 
 
 class NetworkStudy(Study):
@@ -117,8 +141,8 @@ class NetworkStudy(Study):
         },
     }
     tables = {
-        "summary": Table("statistics:summary"),
-        "relative": Table("statistics:relative"),
+        "summary": Table("statistics:summary", schema=SUMMARY),
+        "relative": Table("statistics:relative", schema=RELATIVE),
     }
     report_section = HERE / "section.qmd"
     compared = (Compared("relative", ("runtime", "direction", "mode", "metric", "reference"), "ratio"),)

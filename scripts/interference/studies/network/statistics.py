@@ -13,6 +13,7 @@ import pandas as pd
 
 from interference.stats.descriptive import describe, prepare, valid
 from interference.stats.resampling import bootstrap_ci
+from interference.studies.network import RELATIVE
 
 SAMPLE_COLUMNS = [
     "host", "runtime", "microservice", "direction", "mode", "repetition", "iteration",
@@ -75,6 +76,5 @@ def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
                     "ci_method": method, "note": note,
                 }
             )  # fmt: skip
-    cols = ["host", "runtime", "direction", "mode", "metric", "unit", "n", "mean", "sd", "reference",
-            "reference_mean", "ratio", "ci_low", "ci_high", "ci_method", "note"]  # fmt: skip
+    cols = RELATIVE.columns  # declared in __init__.py
     return pd.DataFrame(rows, columns=cols).sort_values(GROUP).reset_index(drop=True)

@@ -16,7 +16,7 @@ import yaml
 from interference import REPO_ROOT
 from interference.core.microservices import registry as microservices
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
-from interference.studies.pairs import cases, duration, finding_needs
+from interference.studies.pairs import cases, duration, finding_needs, schemas
 from interference.studies.pairs.records import PairKey
 
 HERE = Path(__file__).resolve().parent
@@ -56,33 +56,42 @@ class PairsStudy(Study):
             "relative_ci_high",
         ),
     )
-    # The functions are in statistics/tables.py; each table of the study proper leaves out the
-    # baselines re-measured at the end and, unless it uses it, Case 1u.
+    # The functions are in statistics/tables.py, the columns in schemas.py; each table of the
+    # study proper leaves out the baselines re-measured at the end and, unless it uses it, Case 1u.
     tables = {
-        "summary": Table("statistics.tables:summary"),
-        "interference": Table("statistics.tables:interference", threads=4),
-        "anova": Table("statistics.tables:anova"),
-        "posthoc": Table("statistics.tables:posthoc", threads=2),
-        "runtimes": Table("statistics.tables:runtimes"),
+        "summary": Table("statistics.tables:summary", schema=schemas.SUMMARY),
+        "interference": Table("statistics.tables:interference", threads=4, schema=schemas.INTERFERENCE),
+        "anova": Table("statistics.tables:anova", schema=schemas.ANOVA),
+        "posthoc": Table("statistics.tables:posthoc", threads=2, schema=schemas.POSTHOC),
+        "runtimes": Table("statistics.tables:runtimes", schema=schemas.RUNTIMES),
         "published": Table(
-            "statistics.tables:published", needs=("summary", "interference"), files=PUBLISHED_FILES
+            "statistics.tables:published",
+            needs=("summary", "interference"),
+            files=PUBLISHED_FILES,
+            schema=schemas.PUBLISHED,
         ),
         # Each microservice's variance between iterations and between runs, and the repetitions
         # that reach a +-5 % CI on this host (Kalibera and Jones's cost model).
-        "variance_components": Table("statistics.tables:variance_components"),
+        "variance_components": Table(
+            "statistics.tables:variance_components", schema=schemas.VARIANCE_COMPONENTS
+        ),
         # Our own fidelity target: the share of the papers' pairings whose direction we have.
-        "fidelity": Table("statistics.tables:fidelity", needs=("published",)),
+        "fidelity": Table("statistics.tables:fidelity", needs=("published",), schema=schemas.FIDELITY),
         # Two or more hosts (results imported from another machine); empty with one.
-        "hosts": Table("statistics.tables:hosts"),
-        "host_anova": Table("statistics.tables:host_anova"),
+        "hosts": Table("statistics.tables:hosts", schema=schemas.HOSTS),
+        "host_anova": Table("statistics.tables:host_anova", schema=schemas.HOST_ANOVA),
         # Each measured iteration beside the run's telemetry over it (empty without telemetry).
-        "contention": Table("statistics.tables:contention"),
+        "contention": Table("statistics.tables:contention", schema=schemas.CONTENTION),
         # Performance against CPU pressure over the concurrent iterations (Spearman, per target).
-        "pressure_correlation": Table("statistics.tables:pressure_correlation", needs=("contention",)),
+        "pressure_correlation": Table(
+            "statistics.tables:pressure_correlation",
+            needs=("contention",),
+            schema=schemas.PRESSURE_CORRELATION,
+        ),
         # Each Case 2/3a IR as the limit's effect (1u against 1) and the partner's (against 1u).
-        "split": Table("statistics.tables:split", threads=2),
+        "split": Table("statistics.tables:split", threads=2, schema=schemas.SPLIT),
         # Case 1 re-measured after all other runs against the first (empty without drift_check).
-        "drift": Table("statistics.tables:drift_table"),
+        "drift": Table("statistics.tables:drift_table", schema=schemas.DRIFT),
     }
 
     def config_schema(self) -> dict:

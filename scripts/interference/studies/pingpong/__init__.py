@@ -26,8 +26,10 @@ from pathlib import Path
 
 from interference import runtimes
 from interference.core import entity_times
+from interference.core.table_schema import INTEGER, NUMBER, TEXT, TableSchema
 from interference.host.packages import IPROUTE, IPTABLES, HostPackage
 from interference.runtimes.base import ISOLATED
+from interference.stats.described import DESCRIBED
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pingpong import fabric
 
@@ -52,6 +54,40 @@ def runs_layers(runtime: str) -> tuple[str, ...]:
     if ISOLATED in runtimes.ADAPTERS[runtime].capabilities.network_modes:
         return tuple(layer for layer in LAYERS if layer not in BARE_METAL_LAYERS)
     return ()
+
+
+# The columns of its tables (validated when the statistics step writes them); message_bytes
+# stays the text of the run key.
+SUMMARY = TableSchema(
+    TableSchema(host=TEXT, runtime=TEXT, layer=TEXT, message_bytes=TEXT, metric=TEXT), DESCRIBED
+)
+RELATIVE = TableSchema(
+    host=TEXT,
+    runtime=TEXT,
+    layer=TEXT,
+    baseline_runtime=TEXT,
+    baseline=TEXT,
+    figure=TEXT,
+    message_bytes=TEXT,
+    n=INTEGER,
+    mean=NUMBER,
+    baseline_mean=NUMBER,
+    ratio=NUMBER,
+    ci_low=NUMBER,
+    ci_high=NUMBER,
+    ci_method=TEXT,
+    note=TEXT,
+)
+RSD = TableSchema(
+    host=TEXT,
+    runtime=TEXT,
+    layer=TEXT,
+    sizes=INTEGER,
+    min_rsd=NUMBER,
+    avg_rsd=NUMBER,
+    max_rsd=NUMBER,
+    data_gb=NUMBER,
+)
 
 
 class PingPongStudy(Study):
@@ -101,9 +137,9 @@ class PingPongStudy(Study):
         },
     }
     tables = {
-        "summary": Table("statistics:summary"),
-        "relative": Table("statistics:relative"),
-        "rsd": Table("statistics:rsd"),
+        "summary": Table("statistics:summary", schema=SUMMARY),
+        "relative": Table("statistics:relative", schema=RELATIVE),
+        "rsd": Table("statistics:rsd", schema=RSD),
     }
     report_section = Path(__file__).parent / "section.qmd"
     compared = (

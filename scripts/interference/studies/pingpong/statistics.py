@@ -13,7 +13,7 @@ import pandas as pd
 
 from interference.stats.descriptive import describe, prepare, valid
 from interference.stats.resampling import bootstrap_ci
-from interference.studies.pingpong import BARE_METAL_LAYERS
+from interference.studies.pingpong import BARE_METAL_LAYERS, RELATIVE, RSD
 
 SAMPLE_COLUMNS = [
     "host", "runtime", "layer", "message_bytes", "repetition", "iteration",
@@ -59,8 +59,7 @@ def _ratio(x, base, axis=-1):
 def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     df = valid(prepare(read(inputs["samples"]), GROUP))
     df = df[df["metric"] == RATE]
-    cols = ["host", "runtime", "layer", "baseline_runtime", "baseline", "figure", "message_bytes", "n",
-            "mean", "baseline_mean", "ratio", "ci_low", "ci_high", "ci_method", "note"]  # fmt: skip
+    cols = RELATIVE.columns  # declared in __init__.py
     rows = []
     for host, h in df.groupby("host"):
         container_runtimes = sorted(set(h["runtime"]) - {BARE_METAL})
@@ -112,5 +111,5 @@ def rsd(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
                 "avg_rsd": v.mean(), "max_rsd": v.max(), "data_gb": moved.get((host, rt, layer), np.nan),
             }
         )  # fmt: skip
-    cols = ["host", "runtime", "layer", "sizes", "min_rsd", "avg_rsd", "max_rsd", "data_gb"]
+    cols = RSD.columns  # declared in __init__.py
     return pd.DataFrame(rows, columns=cols).sort_values(["host", "runtime", "layer"]).reset_index(drop=True)

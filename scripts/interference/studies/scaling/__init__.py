@@ -14,10 +14,30 @@ from pathlib import Path
 
 from interference.core import entity_times
 from interference.core.entity_memory import check_memory
+from interference.core.table_schema import INTEGER, NUMBER, TEXT, TableSchema
+from interference.stats.described import DESCRIBED
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).parent
 MICROSERVICE = "P"  # sysbench cpu (containers/sysbench)
+
+
+# The columns of its tables (validated when the statistics step writes them).
+SUMMARY = TableSchema(TableSchema(host=TEXT, runtime=TEXT, instances=INTEGER, metric=TEXT), DESCRIBED)
+SLOWDOWN = TableSchema(
+    host=TEXT,
+    runtime=TEXT,
+    instances=INTEGER,
+    n=INTEGER,
+    mean_s=NUMBER,
+    reference=TEXT,
+    reference_mean_s=NUMBER,
+    slowdown=NUMBER,
+    ci_low=NUMBER,
+    ci_high=NUMBER,
+    ci_method=TEXT,
+    note=TEXT,
+)
 
 
 class ScalingStudy(Study):
@@ -49,8 +69,8 @@ class ScalingStudy(Study):
         },
     }
     tables = {
-        "summary": Table("statistics:summary"),
-        "slowdown": Table("statistics:slowdown"),
+        "summary": Table("statistics:summary", schema=SUMMARY),
+        "slowdown": Table("statistics:slowdown", schema=SLOWDOWN),
     }
     report_section = HERE / "section.qmd"
     compared = (Compared("slowdown", ("runtime", "instances", "reference"), "slowdown"),)

@@ -11,6 +11,7 @@ import pandas as pd
 
 from interference.stats.descriptive import describe, prepare, valid
 from interference.stats.resampling import bootstrap_ci
+from interference.studies.scaling import SLOWDOWN
 
 SAMPLE_COLUMNS = [
     "host", "runtime", "instances", "repetition", "instance", "iteration",
@@ -72,8 +73,7 @@ def slowdown(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
                     "note": note,
                 }
             )
-    cols = ["host", "runtime", "instances", "n", "mean_s", "reference", "reference_mean_s", "slowdown",
-            "ci_low", "ci_high", "ci_method", "note"]  # fmt: skip
+    cols = SLOWDOWN.columns  # declared in __init__.py
     return (
         pd.DataFrame(rows, columns=cols).sort_values(["host", "runtime", "instances"]).reset_index(drop=True)
     )

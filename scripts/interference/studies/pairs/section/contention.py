@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, p_str, pct, plural
+from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME, PairsData
 from interference.studies.pairs.statistics.iteration_telemetry import TELEMETRY
@@ -106,7 +107,9 @@ class Contention:
                     alt="Scatter plots of relative performance against host CPU pressure per microservice",
                 )
             )
-            corr = self.data.doc.stats.table("pairs", "pressure_correlation", ["n", "rho", "p"])
+            corr = self.data.doc.stats.table(
+                "pairs", "pressure_correlation", schemas.PRESSURE_CORRELATION.numeric
+            )
             sentences = [
                 f"{esc(r.target)} ρ = {num(r.rho, 2)} ({p_str(r.p)}, {plural(int(r.n), 'sample')})"
                 for r in corr.itertuples(index=False)

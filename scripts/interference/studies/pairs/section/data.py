@@ -6,16 +6,9 @@ from __future__ import annotations
 import pandas as pd
 
 from interference.report.blocks import Block
+from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import CASES
-from interference.studies.pairs.statistics import (
-    ANOVA_COLUMNS,
-    INTERFERENCE_COLUMNS,
-    NUMERIC_COLUMNS,
-    POSTHOC_COLUMNS,
-    SUMMARY_COLUMNS,
-    published,
-)
-from interference.studies.pairs.statistics.runtime_ratios import RUNTIME_COLUMNS, RUNTIME_NUMERIC
+from interference.studies.pairs.statistics import published
 
 STUDY = "pairs"
 CASE_NAME = {c: f"Case {c}" for c in CASES}
@@ -46,12 +39,16 @@ RUNS_NUMERIC = [
     "member1_iterations", "member1_failed", "member2_iterations", "member2_failed", "ci_half_width_max",
     "window_final_s", "window_extended_s",
 ]  # fmt: skip
+# Each table's columns and its number columns, from its declaration (schemas.py).
 TABLES = {
-    "summary": (SUMMARY_COLUMNS, NUMERIC_COLUMNS["summary"]),
-    "interference": (INTERFERENCE_COLUMNS, NUMERIC_COLUMNS["interference"]),
-    "anova": (ANOVA_COLUMNS, NUMERIC_COLUMNS["anova"]),
-    "posthoc": (POSTHOC_COLUMNS, NUMERIC_COLUMNS["posthoc"]),
-    "runtimes": (RUNTIME_COLUMNS, RUNTIME_NUMERIC),
+    name: (schema.columns, schema.numeric)
+    for name, schema in {
+        "summary": schemas.SUMMARY,
+        "interference": schemas.INTERFERENCE,
+        "anova": schemas.ANOVA,
+        "posthoc": schemas.POSTHOC,
+        "runtimes": schemas.RUNTIMES,
+    }.items()
 }
 
 
@@ -82,7 +79,7 @@ class PairsData:
         self.runs = st.table(STUDY, "runs", RUNS_NUMERIC)
         path = st.path(STUDY, "published")
         self.published = published.read(path) if path.exists() else pd.DataFrame(columns=published.COLUMNS)
-        self.fidelity = st.table(STUDY, "fidelity", ["pairings", "agree", "share", "ci_low", "ci_high"])
+        self.fidelity = st.table(STUDY, "fidelity", schemas.FIDELITY.numeric)
 
     # -- numbering through the document ------------------------------------------------------
     def table(self, columns, rows, caption, **kw) -> Block:

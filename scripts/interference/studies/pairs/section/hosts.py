@@ -9,12 +9,11 @@ from interference.report.blocks import Block, md
 from interference.report.figures import PALETTE
 from interference.report.figures.runtimes import Relative, runtimes_figure
 from interference.report.format import and_list, esc, is_num, num, p_str
+from interference.studies.pairs import schemas
 from interference.studies.pairs.section.data import PairsData
-from interference.studies.pairs.statistics.host_comparison import HOST_COLUMNS
 
-HOST_NUMERIC = [c for c in HOST_COLUMNS if c in {"n", "mean", "reference_n", "reference_mean", "relative",
-                                                 "relative_ci_low", "relative_ci_high"}]  # fmt: skip
-ANOVA_NUMERIC = ["df", "sum_sq", "F", "p"]
+HOST_NUMERIC = schemas.HOSTS.numeric
+ANOVA_NUMERIC = schemas.HOST_ANOVA.numeric
 
 
 class Hosts:

@@ -8,6 +8,7 @@ import pandas as pd
 
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, bytes_h, duration, esc, is_num, num, numi, pct, plural, utc
+from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_NAME, CASE_PLACEMENT, RESOURCE_TITLE, PairsData
@@ -269,8 +270,7 @@ class Method:
         """variance_components.tsv: each microservice's CV between iterations and between runs,
         the share of the runs, and the repetitions recommended for a +-5 % CI on this host."""
         st = self.data.doc.stats
-        v = st.table("pairs", "variance_components", ["runs", "iterations_per_run", "iteration_var", "run_var",
-                     "run_share", "df_run", "iteration_s", "recommended_iterations", "recommended_runs"])  # fmt: skip
+        v = st.table("pairs", "variance_components", schemas.VARIANCE_COMPONENTS.numeric)
         if not len(v):
             return [md("No variance components were computed (results/stats/pairs/variance_components.tsv).")]
         measured = v[v["df_run"] > 0]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, esc, num, pct, plural
+from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import ALONE_CASES
 from interference.studies.pairs.section.data import CASE_NAME, CV_FLAG, PairsData
 from interference.studies.pairs.section.page_cache import PageCache
 
-DRIFT_NUMERIC = ("first_mean", "end_mean", "first_n", "end_n", "change", "change_ci_low", "change_ci_high",
-                 "hours_between", "first_steal_cores", "end_steal_cores")  # fmt: skip
+DRIFT_NUMERIC = schemas.DRIFT.numeric
 SMALL_TABLE = {"group_first": True, "table_class": "rpt-table rpt-small"}
 
 

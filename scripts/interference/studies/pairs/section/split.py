@@ -9,10 +9,11 @@ import pandas as pd
 
 from interference.report.blocks import Block, md
 from interference.report.format import pct, plural
+from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import UNLIMITED, UNLIMITED_CASES
 from interference.studies.pairs.section.data import CASE_NAME, STUDY, PairsData
 
-NUMERIC = [f"{e}_{c}" for e in ("total", "limit", "partner") for c in ("ir", "ci_low", "ci_high")]
+NUMERIC = schemas.SPLIT.numeric
 
 
 def _ir(r, effect: str) -> str:

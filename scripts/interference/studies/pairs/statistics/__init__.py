@@ -19,16 +19,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from interference.stats.descriptive import CONFIDENCE, STAT_COLUMNS, describe, prepare
+from interference.stats.descriptive import CONFIDENCE, describe, prepare
 from interference.stats.descriptive import join as _join
 from interference.stats.descriptive import valid as _valid
 from interference.stats.resampling import relative_change, relative_change_ci
 from interference.stats.variance_components import Components, mean_se, nested, ratio_ci
+from interference.studies.pairs import schemas
 
 BASELINE = "1"
-GROUP = ["host", "runtime", "case", "target", "partner", "metric"]
+GROUP = schemas.GROUP.columns
 # One ANOVA / one Tukey family per host, runtime, target and metric.
-FAMILY = ["host", "runtime", "target", "metric"]
+FAMILY = schemas.FAMILY.columns
 ALPHA = 1 - CONFIDENCE
 N_RESAMPLES = 2000
 SEED = 20240601
@@ -38,58 +39,19 @@ SMALL_N = 10
 # a ratio of two noises would be a meaningless (often huge) F.
 REL_TOL = 1e-12
 
-SUMMARY_COLUMNS = GROUP + STAT_COLUMNS
-INTERFERENCE_COLUMNS = GROUP[:5] + [
-    "metric",
-    "unit",
-    "higher_is_better",
-    "mean",
-    "baseline_mean",
-    "n",
-    "baseline_n",
-    "ir",
-    "ir_ci_low",
-    "ir_ci_high",
-    "ir_ci_method",
-    "ci_level",
-    "runs",
-    "baseline_runs",
-    "reason",
-]
-ANOVA_COLUMNS = FAMILY + ["method", "term", "df", "sum_sq", "F", "p", "partial_eta_sq", "shapiro_p", "note"]
-POSTHOC_COLUMNS = FAMILY + [
-    "partner",
-    "group1",
-    "group2",
-    "meandiff",
-    "p_adj",
-    "ci_low",
-    "ci_high",
-    "reject",
-    "note",
-]
+# Each table's columns are declared, with their kinds, in ../schemas.py (validated when written).
+SUMMARY_COLUMNS = schemas.SUMMARY.columns
+INTERFERENCE_COLUMNS = schemas.INTERFERENCE.columns
+ANOVA_COLUMNS = schemas.ANOVA.columns
+POSTHOC_COLUMNS = schemas.POSTHOC.columns
 # The number columns of each output, for readers of these files (the report).
-_TEXT = set(GROUP + FAMILY) | {
-    "unit",
-    "higher_is_better",
-    "ci_method",
-    "ir_ci_method",
-    "ci_level",
-    "reason",
-    "note",
-    "method",
-    "term",
-    "group1",
-    "group2",
-    "reject",
-}
 NUMERIC_COLUMNS = {
-    name: [c for c in columns if c not in _TEXT]
-    for name, columns in [
-        ("summary", SUMMARY_COLUMNS),
-        ("interference", INTERFERENCE_COLUMNS),
-        ("anova", ANOVA_COLUMNS),
-        ("posthoc", POSTHOC_COLUMNS),
+    name: schema.numeric
+    for name, schema in [
+        ("summary", schemas.SUMMARY),
+        ("interference", schemas.INTERFERENCE),
+        ("anova", schemas.ANOVA),
+        ("posthoc", schemas.POSTHOC),
     ]
 }
 TERM_NAMES = {"C(case)": "case", "C(partner)": "partner", "C(case):C(partner)": "case:partner"}

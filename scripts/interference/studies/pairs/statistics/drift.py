@@ -10,29 +10,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.studies.pairs import statistics
+from interference.studies.pairs import schemas, statistics
 from interference.studies.pairs.cases import END
 
-COLUMNS = [
-    "host",
-    "runtime",
-    "target",
-    "metric",
-    "unit",
-    "higher_is_better",
-    "first_mean",
-    "end_mean",
-    "first_n",
-    "end_n",
-    "change",
-    "change_ci_low",
-    "change_ci_high",
-    "ci_method",
-    "hours_between",
-    "first_steal_cores",
-    "end_steal_cores",
-    "reason",
-]
+COLUMNS = schemas.DRIFT.columns  # declared with their kinds in ../schemas.py
 
 
 def without_end(samples: pd.DataFrame) -> pd.DataFrame:

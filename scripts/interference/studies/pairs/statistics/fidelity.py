@@ -15,10 +15,11 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from interference.stats.descriptive import CONFIDENCE
+from interference.studies.pairs import schemas
 from interference.studies.pairs.statistics.published import NEGLIGIBLE_IR, direction, read
 
 PAIRING = ["host", "runtime", "case", "target", "partner"]
-COLUMNS = ["paper", "pairings", "agree", "share", "ci_low", "ci_high", "rule", "disagreements"]
+COLUMNS = schemas.FIDELITY.columns  # declared with their kinds in ../schemas.py
 RULE = f"pairing (its metrics averaged) agrees when both gain, both lose or both change by less than {NEGLIGIBLE_IR:.0%}"
 
 

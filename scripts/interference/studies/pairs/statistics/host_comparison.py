@@ -17,13 +17,13 @@ import pandas as pd
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
+from interference.studies.pairs import schemas
 from interference.studies.pairs.statistics import N_RESAMPLES, SEED, _prepare, _valid
 from interference.studies.pairs.statistics.runtime_ratios import _relative_ci, relative_value
 
-HOST_COLUMNS = ["runtime", "case", "target", "partner", "metric", "unit", "higher_is_better", "host",
-                "reference_host", "n", "mean", "reference_n", "reference_mean", "relative", "relative_ci_low",
-                "relative_ci_high", "relative_ci_method", "reason"]  # fmt: skip
-HOST_ANOVA_COLUMNS = ["runtime", "target", "metric", "term", "df", "sum_sq", "F", "p", "note"]
+# Declared with their kinds in ../schemas.py.
+HOST_COLUMNS = schemas.HOSTS.columns
+HOST_ANOVA_COLUMNS = schemas.HOST_ANOVA.columns
 TERMS = {"C(host)": "host", "C(case)": "case", "C(host):C(case)": "host:case", "Residual": "residual"}
 
 

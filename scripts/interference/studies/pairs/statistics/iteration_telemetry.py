@@ -12,25 +12,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interference.studies.pairs import schemas
 from interference.studies.pairs.statistics import BASELINE
 
-TELEMETRY = [
-    "psi_cpu_some",
-    "psi_cpu_full",
-    "psi_memory_some",
-    "psi_memory_full",
-    "psi_io_some",
-    "psi_io_full",
-    "ctxt_per_s",
-    "steal_cores",
-    "cpu_cores",
-    "throttled",
-    "nr_throttled",
-    "memory_failcnt",
-    "oom_kill",
-]
-KEYS = ["host", "runtime", "case", "target", "partner", "member", "repetition", "iteration", "metric"]
-COLUMNS = [*KEYS, "value", "relative", *TELEMETRY]
+# Declared with their kinds in ../schemas.py.
+TELEMETRY = schemas.TELEMETRY.columns
+KEYS = schemas.CONTENTION_KEYS.columns
+COLUMNS = schemas.CONTENTION.columns
 
 
 def contention(samples: pd.DataFrame) -> pd.DataFrame:
@@ -50,7 +38,7 @@ def contention(samples: pd.DataFrame) -> pd.DataFrame:
     return d[COLUMNS].sort_values(KEYS, kind="stable").reset_index(drop=True)
 
 
-PRESSURE_COLUMNS = ["host", "runtime", "target", "n", "rho", "p"]
+PRESSURE_COLUMNS = schemas.PRESSURE_CORRELATION.columns
 MIN_PRESSURE_SAMPLES = 5
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from interference.stats.descriptive import join as _join
 from interference.stats.descriptive import valid as _valid
+from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
 from interference.studies.pairs.statistics import (
     BASELINE,
@@ -33,17 +34,7 @@ from interference.studies.pairs.statistics import (
 )
 
 EFFECTS = ("total", "limit", "partner")
-COLUMNS = [
-    *GROUP,
-    "unit",
-    "higher_is_better",
-    "n",
-    "baseline_n",
-    "unlimited_n",
-    "partner_baseline",
-    *(f"{e}_{c}" for e in EFFECTS for c in ("ir", "ci_low", "ci_high")),
-    "reason",
-]
+COLUMNS = schemas.SPLIT.columns  # declared with their kinds in ../schemas.py
 
 
 def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:

@@ -19,24 +19,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from interference.core.table_schema import FLAG
 from interference.report.load import read_tsv
-from interference.studies.pairs import PUBLISHED_DIR
+from interference.studies.pairs import PUBLISHED_DIR, schemas
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.statistics import NUMERIC_COLUMNS
 
 NEGLIGIBLE_IR = 0.02  # |IR| below this counts as "no interference" when comparing directions
 SIMILAR_FACTOR = 2.0  # same sign and within this factor of the paper's |IR|: similar size
 KEY = ["case", "target", "partner", "metric"]
-COLUMNS = ["comparison", "paper", "source", "host", "runtime", *KEY, "unit",
-           # comparison "ir"
-           "ir_from", "paper_ir", "ir", "ir_ci_low", "ir_ci_high", "direction_paper", "direction",
-           "direction_agrees", "ratio", "in_ci", "verdict",
-           # comparison "mean"
-           "paper_unit", "paper_mean_printed", "paper_mean", "mean", "here_over_paper", "paper_cv",
-           "paper_cv_from", "cv"]  # fmt: skip
-BOOL_COLUMNS = ("direction_agrees", "in_ci")
-NUMERIC = ["paper_ir", "ir", "ir_ci_low", "ir_ci_high", "direction_paper", "direction", "ratio",
-           "paper_mean_printed", "paper_mean", "mean", "here_over_paper", "paper_cv", "cv"]  # fmt: skip
+# Declared with their kinds in ../schemas.py (both kinds of row in one table).
+COLUMNS = schemas.PUBLISHED.columns
+BOOL_COLUMNS = tuple(schemas.PUBLISHED.of(FLAG))
+NUMERIC = schemas.PUBLISHED.numeric
 
 # Every unit a published mean may be in: unit -> (quantity, value in unit × factor = value in the
 # quantity's base unit). A transcription records the unit its numbers are in, not the label the

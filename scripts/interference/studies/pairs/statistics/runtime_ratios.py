@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.resampling import bootstrap_ci
+from interference.studies.pairs import schemas
 from interference.studies.pairs.statistics import (
     BASELINE,
     N_RESAMPLES,
@@ -15,37 +16,9 @@ from interference.studies.pairs.statistics import (
     _valid,
 )
 
-RUNTIME_COLUMNS = [
-    "host",
-    "target",
-    "metric",
-    "unit",
-    "higher_is_better",
-    "runtime",
-    "reference",
-    "n",
-    "mean",
-    "reference_n",
-    "reference_mean",
-    "relative",
-    "relative_ci_low",
-    "relative_ci_high",
-    "relative_ci_method",
-    "reason",
-]
-# The number columns, for readers of runtimes.tsv (the report).
-_TEXT = {
-    "host",
-    "target",
-    "metric",
-    "unit",
-    "higher_is_better",
-    "runtime",
-    "reference",
-    "relative_ci_method",
-    "reason",
-}
-RUNTIME_NUMERIC = [c for c in RUNTIME_COLUMNS if c not in _TEXT]
+# Declared with their kinds in ../schemas.py; the number columns for readers of runtimes.tsv.
+RUNTIME_COLUMNS = schemas.RUNTIMES.columns
+RUNTIME_NUMERIC = schemas.RUNTIMES.numeric
 # Bare metal is the reference where it ran; else Docker, else the first runtime by name.
 REFERENCE_ORDER = ("host", "docker")
 

@@ -11,13 +11,11 @@ import pandas as pd
 
 from interference.stats.descriptive import valid as _valid
 from interference.stats.variance_components import nested, recommend
-from interference.studies.pairs import duration
+from interference.studies.pairs import duration, schemas
 from interference.studies.pairs.statistics import BASE_KEY, _prepare
 
 TARGET_HALF_WIDTH = 0.05
-COLUMNS = [*BASE_KEY, "cells", "runs", "iterations_per_run", "iteration_var", "run_var", "run_share",
-           "df_iteration", "df_run", "iteration_s", "run_overhead_s", "recommended_iterations",
-           "recommended_runs", "note"]  # fmt: skip
+COLUMNS = schemas.VARIANCE_COMPONENTS.columns  # declared with their kinds in ../schemas.py
 
 
 def variance_components(samples: pd.DataFrame) -> pd.DataFrame:

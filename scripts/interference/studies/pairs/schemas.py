@@ -1,0 +1,223 @@
+"""The columns of every table of the pair study (results/stats/pairs/<table>.tsv), in order,
+with their kinds: PairsStudy.tables gives each its schema, the statistics step validates the
+table against it before writing, and the statistics modules and the report take their column
+lists from here. docs/statistics.md says what each column means."""
+
+from __future__ import annotations
+
+from interference.core.table_schema import FLAG, INTEGER, NUMBER, TEXT, TableSchema
+from interference.stats.described import DESCRIBED
+
+# A cell: one host, runtime, case, target beside partner, and metric.
+GROUP = TableSchema(host=TEXT, runtime=TEXT, case=TEXT, target=TEXT, partner=TEXT, metric=TEXT)
+# One ANOVA / one Tukey family per host, runtime, target and metric.
+FAMILY = TableSchema(host=TEXT, runtime=TEXT, target=TEXT, metric=TEXT)
+# A ratio with its bootstrap interval against a reference (runtimes.tsv, hosts.tsv).
+_RELATIVE = TableSchema(
+    n=INTEGER,
+    mean=NUMBER,
+    reference_n=INTEGER,
+    reference_mean=NUMBER,
+    relative=NUMBER,
+    relative_ci_low=NUMBER,
+    relative_ci_high=NUMBER,
+    relative_ci_method=TEXT,
+    reason=TEXT,
+)
+
+SUMMARY = TableSchema(GROUP, DESCRIBED)
+INTERFERENCE = TableSchema(
+    GROUP,
+    unit=TEXT,
+    higher_is_better=FLAG,
+    mean=NUMBER,
+    baseline_mean=NUMBER,
+    n=INTEGER,
+    baseline_n=INTEGER,
+    ir=NUMBER,
+    ir_ci_low=NUMBER,
+    ir_ci_high=NUMBER,
+    ir_ci_method=TEXT,
+    ci_level=TEXT,
+    runs=INTEGER,
+    baseline_runs=INTEGER,
+    reason=TEXT,
+)
+# df is a float: statsmodels' degrees of freedom (and k - 1 of a Kruskal-Wallis row).
+ANOVA = TableSchema(
+    FAMILY,
+    method=TEXT,
+    term=TEXT,
+    df=NUMBER,
+    sum_sq=NUMBER,
+    F=NUMBER,
+    p=NUMBER,
+    partial_eta_sq=NUMBER,
+    shapiro_p=NUMBER,
+    note=TEXT,
+)
+POSTHOC = TableSchema(
+    FAMILY,
+    partner=TEXT,
+    group1=TEXT,
+    group2=TEXT,
+    meandiff=NUMBER,
+    p_adj=NUMBER,
+    ci_low=NUMBER,
+    ci_high=NUMBER,
+    reject=FLAG,
+    note=TEXT,
+)
+RUNTIMES = TableSchema(
+    TableSchema(
+        host=TEXT,
+        target=TEXT,
+        metric=TEXT,
+        unit=TEXT,
+        higher_is_better=FLAG,
+        runtime=TEXT,
+        reference=TEXT,
+    ),
+    _RELATIVE,
+)
+# Two kinds of row in one table: comparison "ir" fills the IR columns, "mean" the mean columns.
+PUBLISHED = TableSchema(
+    comparison=TEXT,
+    paper=TEXT,
+    source=TEXT,
+    host=TEXT,
+    runtime=TEXT,
+    case=TEXT,
+    target=TEXT,
+    partner=TEXT,
+    metric=TEXT,
+    unit=TEXT,
+    ir_from=TEXT,
+    paper_ir=NUMBER,
+    ir=NUMBER,
+    ir_ci_low=NUMBER,
+    ir_ci_high=NUMBER,
+    direction_paper=INTEGER,
+    direction=INTEGER,
+    direction_agrees=FLAG,
+    ratio=NUMBER,
+    in_ci=FLAG,
+    verdict=TEXT,
+    paper_unit=TEXT,
+    paper_mean_printed=NUMBER,
+    paper_mean=NUMBER,
+    mean=NUMBER,
+    here_over_paper=NUMBER,
+    paper_cv=NUMBER,
+    paper_cv_from=TEXT,
+    cv=NUMBER,
+)
+VARIANCE_COMPONENTS = TableSchema(
+    FAMILY,
+    cells=INTEGER,
+    runs=INTEGER,
+    iterations_per_run=NUMBER,
+    iteration_var=NUMBER,
+    run_var=NUMBER,
+    run_share=NUMBER,
+    df_iteration=INTEGER,
+    df_run=INTEGER,
+    iteration_s=NUMBER,
+    run_overhead_s=NUMBER,
+    recommended_iterations=INTEGER,
+    recommended_runs=INTEGER,
+    note=TEXT,
+)
+FIDELITY = TableSchema(
+    paper=TEXT,
+    pairings=INTEGER,
+    agree=INTEGER,
+    share=NUMBER,
+    ci_low=NUMBER,
+    ci_high=NUMBER,
+    rule=TEXT,
+    disagreements=TEXT,
+)
+HOSTS = TableSchema(
+    TableSchema(
+        runtime=TEXT,
+        case=TEXT,
+        target=TEXT,
+        partner=TEXT,
+        metric=TEXT,
+        unit=TEXT,
+        higher_is_better=FLAG,
+        host=TEXT,
+        reference_host=TEXT,
+    ),
+    _RELATIVE,
+)
+HOST_ANOVA = TableSchema(
+    runtime=TEXT, target=TEXT, metric=TEXT, term=TEXT, df=NUMBER, sum_sq=NUMBER, F=NUMBER, p=NUMBER, note=TEXT
+)
+# The telemetry over an iteration: shares, rates and counters interpolated between samples,
+# so a counter may be fractional.
+TELEMETRY = TableSchema(
+    psi_cpu_some=NUMBER,
+    psi_cpu_full=NUMBER,
+    psi_memory_some=NUMBER,
+    psi_memory_full=NUMBER,
+    psi_io_some=NUMBER,
+    psi_io_full=NUMBER,
+    ctxt_per_s=NUMBER,
+    steal_cores=NUMBER,
+    cpu_cores=NUMBER,
+    throttled=NUMBER,
+    nr_throttled=NUMBER,
+    memory_failcnt=NUMBER,
+    oom_kill=NUMBER,
+)
+CONTENTION_KEYS = TableSchema(
+    host=TEXT,
+    runtime=TEXT,
+    case=TEXT,
+    target=TEXT,
+    partner=TEXT,
+    member=INTEGER,
+    repetition=INTEGER,
+    iteration=INTEGER,
+    metric=TEXT,
+)
+CONTENTION = TableSchema(CONTENTION_KEYS, TableSchema(value=NUMBER, relative=NUMBER), TELEMETRY)
+PRESSURE_CORRELATION = TableSchema(host=TEXT, runtime=TEXT, target=TEXT, n=INTEGER, rho=NUMBER, p=NUMBER)
+SPLIT = TableSchema(
+    GROUP,
+    unit=TEXT,
+    higher_is_better=FLAG,
+    n=INTEGER,
+    baseline_n=INTEGER,
+    unlimited_n=INTEGER,
+    partner_baseline=TEXT,
+    total_ir=NUMBER,
+    total_ci_low=NUMBER,
+    total_ci_high=NUMBER,
+    limit_ir=NUMBER,
+    limit_ci_low=NUMBER,
+    limit_ci_high=NUMBER,
+    partner_ir=NUMBER,
+    partner_ci_low=NUMBER,
+    partner_ci_high=NUMBER,
+    reason=TEXT,
+)
+DRIFT = TableSchema(
+    FAMILY,
+    unit=TEXT,
+    higher_is_better=FLAG,
+    first_mean=NUMBER,
+    end_mean=NUMBER,
+    first_n=INTEGER,
+    end_n=INTEGER,
+    change=NUMBER,
+    change_ci_low=NUMBER,
+    change_ci_high=NUMBER,
+    ci_method=TEXT,
+    hours_between=NUMBER,
+    first_steal_cores=NUMBER,
+    end_steal_cores=NUMBER,
+    reason=TEXT,
+)
