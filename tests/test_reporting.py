@@ -43,6 +43,7 @@ def copy_stats(stats, dest, keep=lambda name, df: df):
     """A copy of the stats set with each pairs table passed through keep(name, frame)."""
     (dest / "pairs").mkdir(parents=True)
     shutil.copy(stats / "environment.json", dest / "environment.json")
+    shutil.copy(stats / "run_order.tsv", dest / "run_order.tsv")
     for p in (stats / "pairs").glob("*.tsv"):
         df = pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)
         keep(p.stem, df).to_csv(dest / "pairs" / p.name, sep="\t", index=False)
@@ -438,6 +439,25 @@ def test_quality_part_shows_the_drift_and_the_run_order(rep, stats, tmp_path):
     assert "fixturehost: " in order[0].content and "Kendall's τ" in order[0].content
     bare = copy_stats(stats, tmp_path / "s", keep=lambda name, df: df.iloc[0:0] if name == "drift" else df)
     assert "Not measured" in section(bare).quality.drift_blocks()[0].content
+
+
+def test_run_order_sentence_reads_the_table_not_the_config(stats, tmp_path):
+    """The report states run_order.tsv (the run-facts step's), whatever the config says."""
+    other = copy_stats(stats, tmp_path / "o")
+    env = json.loads((other / "environment.json").read_text())
+    env["config"]["run_order"] = {"shuffle": True, "seed": 99}  # not what the table says
+    (other / "environment.json").write_text(json.dumps(env))
+    table = pd.read_csv(other / "run_order.tsv", sep="\t")
+    table.assign(kendall_tau=0.25, seed=7, n_runs=3, span_s=600.0).to_csv(
+        other / "run_order.tsv", sep="\t", index=False
+    )
+    text = environment.order_block(Document(other, studies="pairs"))[0].content
+    assert "seed 7" in text and "seed 99" not in text
+    assert "fixturehost: 3 runs over 10 min, Kendall's τ = 0.25" in text
+    table.assign(shuffle=False).to_csv(other / "run_order.tsv", sep="\t", index=False)
+    assert "sorted order" in environment.order_block(Document(other, studies="pairs"))[0].content
+    (other / "run_order.tsv").unlink()  # the step did not run: no sentence rather than a computed one
+    assert environment.order_block(Document(other, studies="pairs")) == []
 
 
 def test_bonnie_page_cache_evidence_per_case(rep, stats, tmp_path):
