@@ -185,6 +185,8 @@ def make_metas(raw: Path, rng: np.random.Generator, runtimes=RUNTIMES) -> list[P
                     "case": case,
                     "pair": pair,
                     "repetition": 1,
+                    "iteration_timeout_s": PAIRS["iteration_timeout_s"],
+                    "sizes": {m: PAIRS["sizes"][m] for m in members},
                     **({"iterations": n} if case == "1" else {"window_s": 60}),
                 },
                 "run_id": f"fixture{len(paths):04d}",

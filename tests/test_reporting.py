@@ -441,6 +441,44 @@ def test_quality_part_shows_the_drift_and_the_run_order(rep, stats, tmp_path):
     assert "Not measured" in section(bare).quality.drift_blocks()[0].content
 
 
+def test_design_sentence_states_what_ran_not_the_config(rep, stats, tmp_path):
+    """CEEM step 7 and the factors are read from runs.tsv: changing the runs changes them, the
+    config (environment.json) does not."""
+    text = rep.method.design_text()
+    assert "12 iterations in Case 1 (a fresh container each)" in text
+    assert "in all 6 unordered pairs (self-pairs included) in Cases 2, 3a and 3b" in text
+    assert "windows of 60 s in Case 2, 60 s in Case 3a and 60 s in Case 3b" in text
+    assert "an iteration over 300 s is killed" in text
+
+    def changed(name, df):
+        if name != "runs":
+            return df
+        df = df[df["pair"] != "L+B"].copy()  # one pair did not run
+        first = df.index[df["case"] == "1"][0]
+        df.loc[first, "n_iterations"] = "15"  # a run that went on (adaptive)
+        df.loc[df["case"] == "3a", "window_final_s"] = "90"  # held open past its 60 s
+        df["iteration_timeout_s"] = "120"
+        return df
+
+    other = copy_stats(stats, tmp_path / "o", keep=changed)
+    env = json.loads((other / "environment.json").read_text())
+    env["config"]["studies"]["pairs"].update(iterations=99, iteration_timeout_s=7)  # not what ran
+    (other / "environment.json").write_text(json.dumps(env))
+    text = section(other).method.design_text()
+    assert "12–15 iterations in Case 1" in text and "99" not in text
+    assert "in the 5 pairs L+L, L+S, S+S, S+B and B+B in Cases 2, 3a and 3b" in text
+    assert "60 s in Case 3a, held open to at most 90 s" in text
+    assert "an iteration over 120 s is killed" in text and " 7 s" not in text
+    # Only Case 1 ran: no pairs, no windows.
+    alone = copy_stats(stats, tmp_path / "a", keep=lambda n, df: df[df["case"] == "1"] if n == "runs" else df)
+    text = section(alone).method.design_text()
+    assert text.startswith("Case 1; 3 microservices (L, S, B) alone in Case 1; 12 iterations in Case 1")
+    assert "windows" not in text and "pairs" not in text
+    # Sizes as the runs recorded them, whatever the config says.
+    assert section(other).method.sizes_text() == rep.method.sizes_text()
+    assert "n = 5" in rep.method.sizes_text()
+
+
 def test_run_order_sentence_reads_the_table_not_the_config(stats, tmp_path):
     """The report states run_order.tsv (the run-facts step's), whatever the config says."""
     other = copy_stats(stats, tmp_path / "o")

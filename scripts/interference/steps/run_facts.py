@@ -103,7 +103,7 @@ def runs_table(metas: list[Path]) -> pd.DataFrame:
             ("_iterations", "_failed", "_requested")
         ):
             df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
-    for c in ("window_s", "n_in_overlap"):
+    for c in ("window_s", "n_in_overlap", "iteration_timeout_s"):
         if c in df:
             df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
     return df.reset_index(drop=True)
