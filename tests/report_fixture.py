@@ -2,9 +2,9 @@
 
 Synthetic meta.json files (three microservices: L for CPU, S for memory and a stand-in B for
 disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
-interference.steps.run_facts (pairs/runs.tsv, environment.json, run_order.tsv); samples drawn from those runs'
-iterations (with telemetry) -> the pair study's statistics
-(pairs/{summary,interference,anova,posthoc,runtimes,contention,pressure_correlation,split}.tsv),
+interference.steps.run_facts (pairs/runs.tsv, environment.json, run_order.tsv); samples drawn
+from those runs' iterations (with telemetry) -> the pair study's statistics (pairs/{summary,
+interference,anova,posthoc,runtimes,contention,pressure_correlation,contention_by_case,split}.tsv),
 its published comparison (pairs/published.tsv) and the findings scorecard (findings.tsv). Some iterations fall outside the overlap,
 two fail, some groups vary by more than 10 %, so every part of the report has something to show.
 
@@ -213,6 +213,7 @@ def make_metas(raw: Path, rng: np.random.Generator, runtimes=RUNTIMES) -> list[P
                 "members": mem,
                 "containers": containers,
                 "events": [],
+                "telemetry": {"interval_s": 0.5, "samples": int(2 * (t - started)), "file": "telemetry.tsv"},
                 "n_iterations": sum(len(m["iterations"]) for m in mem),
                 "n_failed": sum(it["status"] != "ok" for m in mem for it in m["iterations"]),
             }
@@ -326,6 +327,7 @@ def make_fixture(
         "drift": drift.drift(pd.concat([samples, end_of_study(samples)]), 1),
     }
     tables["pressure_correlation"] = iteration_telemetry.pressure_correlation(tables["contention"])
+    tables["contention_by_case"] = iteration_telemetry.by_case(tables["contention"])
     for name, df in tables.items():
         write(df, pairs / f"{name}.tsv")
     inputs = {"summary": pairs / "summary.tsv", "interference": pairs / "interference.tsv"}

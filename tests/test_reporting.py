@@ -428,6 +428,26 @@ def test_contention_section_shows_pressure_per_case_and_its_relation_to_performa
     assert len(only) == 1 and "no contention telemetry" in only[0].content
 
 
+def test_contention_per_case_is_read_from_its_table_and_the_interval_from_the_runs(rep, stats, tmp_path):
+    blocks = rep.contention.contention_blocks()
+    assert "every 0.5 s" in blocks[0].content  # the runs' sampler interval (runs.tsv)
+
+    def changed(name, df):
+        if name == "contention_by_case":
+            df = df.copy()
+            df.loc[df["case"] == "3a", "oom_kill"] = "4321"
+            df.loc[df["case"] == "3a", "psi_cpu_some"] = "0.987"
+        if name == "runs":
+            df = df.assign(telemetry_interval_s="2")
+        return df
+
+    other = section(copy_stats(stats, tmp_path / "o", keep=changed))
+    blocks = other.contention.contention_blocks()
+    table = next(b.content for b in blocks if "<table" in b.content)
+    assert fmt.num(4321, 0) in table  # the table's sum, not one computed from contention.tsv
+    assert "98.7 %" in table and "every 2 s" in blocks[0].content
+
+
 def test_quality_part_shows_the_drift_and_the_run_order(rep, stats, tmp_path):
     blocks = rep.quality.drift_blocks()
     text = blocks[0].content

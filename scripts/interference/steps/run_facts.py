@@ -82,6 +82,8 @@ def run_row(meta_path: Path) -> dict:
         "n_iterations": meta.get("n_iterations"),
         "n_failed": meta.get("n_failed"),
         "loadavg_1m_before": (meta.get("host_info", {}).get("loadavg_before") or [None])[0],
+        # The contention sampler's interval as the run used it (none: no telemetry).
+        "telemetry_interval_s": (meta.get("telemetry") or {}).get("interval_s"),
         "events": " | ".join(meta.get("events", [])),
         # Measured after every other run of its study (core/run_order.py leaves it out of the draw).
         "after_all": studies.get(meta["study"]).after_all(s["key"]),

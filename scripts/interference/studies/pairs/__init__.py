@@ -78,6 +78,8 @@ class PairsStudy(Study):
         "contention": Table("statistics.tables:contention"),
         # Performance against CPU pressure over the concurrent iterations (Spearman, per target).
         "pressure_correlation": Table("statistics.tables:pressure_correlation", needs=("contention",)),
+        # The telemetry per case (means of the shares, sums of the counters) the report shows.
+        "contention_by_case": Table("statistics.tables:contention_by_case", needs=("contention",)),
         # Each Case 2/3a IR as the limit's effect (1u against 1) and the partner's (against 1u).
         "split": Table("statistics.tables:split", threads=2),
         # Case 1 re-measured after all other runs against the first (empty without drift_check).
