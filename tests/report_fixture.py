@@ -89,7 +89,11 @@ PAIRS = {
     "window_s": {"2": 60, "3a": 60, "3b": 60},
     "iteration_timeout_s": 300,
     "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "2g"},
-    "sizes": {"L": {"n": 5000}, "S": {"array_elements": 20000000, "ntimes": 20}, "B": {}},
+    "sizes": {
+        "L": {"n": 5000},
+        "S": {"array_elements": 20000000, "ntimes": 20},
+        "B": {"file_size_mb": 4096, "direct_io": False},
+    },
 }
 
 

@@ -525,13 +525,28 @@ def test_bonnie_page_cache_evidence_per_case(rep, stats, tmp_path):
     for case in ("Case 1", "Case 2", "Case 3a", "Case 3b"):
         assert case in table
     assert "unlimited (the host" in table and "2.0 GiB" in table and "baseline" in table
-    # Direct I/O: one sentence, no table.
-    env = json.loads((stats / "environment.json").read_text())
-    env["config"]["studies"]["pairs"].setdefault("sizes", {})["B"] = {"direct_io": True}
-    direct = copy_stats(stats, tmp_path / "d")
-    (direct / "environment.json").write_text(json.dumps(env))
+    assert "data set (4096 MiB)" in blocks[0].content  # B's size as its runs recorded it
+
+    # Direct I/O as the runs recorded it: one sentence, no table; the config says otherwise.
+    def direct_runs(name, df):
+        if name != "runs":
+            return df
+        df = df.copy()
+        for k in (1, 2):
+            b = df[f"member{k}"] == "B"
+            df.loc[b, f"member{k}_sizes"] = "direct_io=True, file_size_mb=4096"
+        return df
+
+    direct = copy_stats(stats, tmp_path / "d", keep=direct_runs)
+    env = json.loads((direct / "environment.json").read_text())
+    assert env["config"]["studies"]["pairs"]["sizes"]["B"]["direct_io"] is False
     only = section(direct).page_cache.page_cache_blocks()
     assert len(only) == 1 and "O_DIRECT" in only[0].content
+    # The config alone turning it on changes nothing: the runs were buffered.
+    env["config"]["studies"]["pairs"]["sizes"]["B"]["direct_io"] = True
+    buffered = copy_stats(stats, tmp_path / "b")
+    (buffered / "environment.json").write_text(json.dumps(env))
+    assert len(section(buffered).page_cache.page_cache_blocks()) == 2
 
 
 def test_bonnie_rewrite_cause_follows_the_irs(rep):
