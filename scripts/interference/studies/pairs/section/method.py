@@ -7,7 +7,19 @@ import numpy as np
 import pandas as pd
 
 from interference.report.blocks import Block, md
-from interference.report.format import and_list, bytes_h, duration, esc, is_num, num, numi, pct, plural, utc
+from interference.report.format import (
+    and_list,
+    bytes_h,
+    duration,
+    esc,
+    is_num,
+    num,
+    numi,
+    pct,
+    plural,
+    recorded,
+    utc,
+)
 from interference.studies.pairs.cases import ALONE_CASES, CASES, members_of
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_NAME, CASE_PLACEMENT, RESOURCE_TITLE, PairsData
@@ -38,10 +50,10 @@ def _cases(cases) -> str:
     return f"Case{'s' if len(cases) > 1 else ''} {and_list(cases)}"
 
 
-def _sizes(recorded: str) -> str:
+def _sizes(text: str) -> str:
     """runs.tsv's 'array_elements=20000000, ntimes=20' as 'array_elements = 20,000,000, ntimes = 20'."""
     out = []
-    for part in recorded.split(", "):
+    for part in text.split(", "):
         key, _, value = part.partition("=")
         try:
             value = numi(float(value))
@@ -80,15 +92,6 @@ class Method:
         seen = {m for k in (1, 2) if f"member{k}" in r for m in r[f"member{k}"] if m}
         return [m for m in self.data.order() if m in seen] + sorted(seen - set(self.data.order()))
 
-    @staticmethod
-    def recorded(values, unit: str = "") -> str:
-        """The recorded numbers as '12' or, where runs differ, '10–15'; '' when none was recorded."""
-        v = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").dropna()
-        if v.empty:
-            return ""
-        lo, hi = numi(v.min()), numi(v.max())
-        return (lo if lo == hi else f"{lo}–{hi}") + unit
-
     def design_text(self) -> str:
         """The experimental design as it ran (runs.tsv), not as configured: the cases and
         microservices with runs, the pairs run, the iterations each alone run recorded, each
@@ -114,14 +117,14 @@ class Method:
         # Iterations: what each alone run recorded (n_iterations, failed ones included), so that
         # adaptive stopping and a changed config show; the config's `iterations` is only asked for.
         iterations = and_list(
-            f"{self.recorded(r.loc[r['case'] == c, 'n_iterations'])} iterations in {CASE_NAME[c]}"
+            f"{recorded(r.loc[r['case'] == c, 'n_iterations'])} iterations in {CASE_NAME[c]}"
             for c in alone
-            if self.recorded(r.loc[r["case"] == c, "n_iterations"])
+            if recorded(r.loc[r["case"] == c, "n_iterations"])
         )
         windows = []
         for c in concurrent:
             x = r[r["case"] == c]
-            w = self.recorded(x.get("window_s"), " s")
+            w = recorded(x.get("window_s"), " s")
             if not w:
                 continue
             # The adaptive rule may hold a window open: the longest it ran, where longer.
@@ -132,7 +135,7 @@ class Method:
                 else ""
             )
             windows.append(f"{w} in {CASE_NAME[c]}{held}")
-        timeout = self.recorded(r.get("iteration_timeout_s"), " s")
+        timeout = recorded(r.get("iteration_timeout_s"), " s")
         who = f"{plural(len(ms), 'microservice')} ({', '.join(ms)})"
         alone_in = f"alone in {_cases(alone)}"
         paired_in = f"{which} in {_cases(concurrent)}"
