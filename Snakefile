@@ -5,7 +5,7 @@
 # Rules, one file per step: images.smk (build_image), run.smk (run: the generic runner),
 # parse.smk (parse_run, merge_samples), stats.smk (statistics: one job per table a study
 # declares), changes.smk (changes: today against saved sessions), report.smk (run_table,
-# environment, findings, report); common.smk and inputs.smk hold the config, the run matrix
+# environment, run_order_table, findings, report); common.smk and inputs.smk hold the config, the run matrix
 # and the input functions.
 # A study kind is a folder scripts/interference/studies/<kind>/: __init__.py declares its runs
 # and tables, execute.py is its runner, parse.py its parser, statistics(/) its tables, findings
@@ -39,6 +39,7 @@ localrules:
     statistics,
     run_table,
     environment,
+    run_order_table,
     findings,
     report,
 

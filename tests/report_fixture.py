@@ -2,13 +2,14 @@
 
 Synthetic meta.json files (three microservices: L for CPU, S for memory and a stand-in B for
 disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
-interference.steps.run_facts (pairs/runs.tsv, environment.json); samples drawn from those runs'
-iterations (with telemetry) -> the pair study's statistics
-(pairs/{summary,interference,anova,posthoc,runtimes,contention,pressure_correlation,split}.tsv),
+interference.steps.run_facts (pairs/runs.tsv, environment.json, run_order.tsv); samples drawn
+from those runs' iterations (with telemetry) -> the pair study's statistics (pairs/{summary,
+interference,anova,posthoc,runtimes,contention,pressure_correlation,contention_by_case,split}.tsv),
 its published comparison (pairs/published.tsv) and the findings scorecard (findings.tsv). Some iterations fall outside the overlap,
 two fail, some groups vary by more than 10 %, so every part of the report has something to show.
 
-  python tests/report_fixture.py OUT_DIR [RUNTIME ...]   writes OUT_DIR/environment.json, OUT_DIR/pairs/*.tsv"""
+  python tests/report_fixture.py OUT_DIR [RUNTIME ...]   writes OUT_DIR/environment.json,
+                                                          OUT_DIR/run_order.tsv, OUT_DIR/pairs/*.tsv"""
 
 from __future__ import annotations
 
@@ -88,7 +89,11 @@ PAIRS = {
     "window_s": {"2": 60, "3a": 60, "3b": 60},
     "iteration_timeout_s": 300,
     "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "2g"},
-    "sizes": {"L": {"n": 5000}, "S": {"array_elements": 20000000, "ntimes": 20}, "B": {}},
+    "sizes": {
+        "L": {"n": 5000},
+        "S": {"array_elements": 20000000, "ntimes": 20},
+        "B": {"file_size_mb": 4096, "direct_io": False},
+    },
 }
 
 
@@ -184,6 +189,8 @@ def make_metas(raw: Path, rng: np.random.Generator, runtimes=RUNTIMES) -> list[P
                     "case": case,
                     "pair": pair,
                     "repetition": 1,
+                    "iteration_timeout_s": PAIRS["iteration_timeout_s"],
+                    "sizes": {m: PAIRS["sizes"][m] for m in members},
                     **({"iterations": n} if case == "1" else {"window_s": 60}),
                 },
                 "run_id": f"fixture{len(paths):04d}",
@@ -210,6 +217,7 @@ def make_metas(raw: Path, rng: np.random.Generator, runtimes=RUNTIMES) -> list[P
                 "members": mem,
                 "containers": containers,
                 "events": [],
+                "telemetry": {"interval_s": 0.5, "samples": int(2 * (t - started)), "file": "telemetry.tsv"},
                 "n_iterations": sum(len(m["iterations"]) for m in mem),
                 "n_failed": sum(it["status"] != "ok" for m in mem for it in m["iterations"]),
             }
@@ -277,7 +285,7 @@ def end_of_study(samples: pd.DataFrame) -> pd.DataFrame:
 def make_fixture(
     out: Path, n_resamples: int = 400, runtimes=RUNTIMES, published_dir: Path | None = None
 ) -> Path:
-    """Write the stats set to out/ (environment.json, pairs/*.tsv) and return out.
+    """Write the stats set to out/ (environment.json, run_order.tsv, pairs/*.tsv) and return out.
 
     published_dir: the papers' tables the comparison reads (default: tests/fixtures/published)."""
     out = Path(out)
@@ -305,6 +313,9 @@ def make_fixture(
     pairs = out / "pairs"
     pairs.mkdir(parents=True, exist_ok=True)
     runs.to_csv(pairs / "runs.tsv", sep="\t", index=False, float_format="%.6f")
+    # How the runs followed the plan, as the run_order_table rule writes it (the default plan).
+    order = run_info.run_order_table(run_info.read_runs([pairs / "runs.tsv"]), {"shuffle": True, "seed": 1})
+    order.to_csv(out / "run_order.tsv", sep="\t", index=False, float_format="%.6f")
     (out / "environment.json").write_text(json.dumps(env, indent=1))
     samples = samples_of(metas, rng)
     tables = {
@@ -320,6 +331,7 @@ def make_fixture(
         "drift": drift.drift(pd.concat([samples, end_of_study(samples)]), 1),
     }
     tables["pressure_correlation"] = iteration_telemetry.pressure_correlation(tables["contention"])
+    tables["contention_by_case"] = iteration_telemetry.by_case(tables["contention"])
     for name, df in tables.items():
         write(df, pairs / f"{name}.tsv")
     inputs = {"summary": pairs / "summary.tsv", "interference": pairs / "interference.tsv"}

@@ -302,3 +302,16 @@ def test_a_verdict_needs_enough_tests_and_a_ci_inside_the_range(tmp_path):
     assert "holds: every 95 % CI inside the range 0.90–1.10" in verdict(5, 98.0)
     assert "does not hold: every 95 % CI outside" in verdict(5, 80.0)
     assert "too few samples: 2 on a side, needs at least 5" in verdict(2, 98.0)
+
+
+def test_the_method_counts_the_tests_the_runs_recorded(tmp_path):
+    """'N tests per run' is runs.tsv's n_iterations, not the config's iterations."""
+    rows = [("host", "to-host", "host", "throughput", 10.0, 0.1, 1.0)]
+    env = {"config": {"studies": {"network": {"iterations": 99, "duration_s": 3}}}}
+    method, _ = render(tmp_path, rows, env)
+    assert "an unrecorded number of tests per run" in method and "99" not in method
+    runs = pd.DataFrame({"host": "h", "runtime": "docker", "study": "network", "key": ["a", "b"],
+                         "repetition": 1, "n_iterations": [5, 4]})  # fmt: skip
+    runs.to_csv(tmp_path / "network/runs.tsv", sep="\t", index=False)
+    method, _ = render(tmp_path, rows, env)
+    assert "4–5 tests per run" in method and "iperf3's TCP stream, 3 s" in method

@@ -230,3 +230,42 @@ def test_the_scaling_verdict_needs_the_data_to_carry_it(tmp_path, factor, n, say
     doc = Document(_scaling_stats(tmp_path, factor, n), None, "test", "scaling")
     (block,) = Scaling(doc).verdict()
     assert says in block.content, block.content
+
+
+def test_the_methods_state_the_n_and_counts_the_runs_recorded_not_the_config(tmp_path):
+    """Scaling and creation say which N ran and how often from their runs.tsv; a config saying
+    otherwise (environment.json) changes nothing."""
+    import json
+
+    from interference.paper.document import Document
+    from interference.studies.creation.section import Creation
+    from interference.studies.scaling.section import Scaling
+
+    stats = tmp_path / "stats"
+    (stats / "scaling").mkdir(parents=True)
+    (stats / "creation").mkdir()
+    config = {"studies": {"scaling": {"instances": [1, 2, 32], "iterations": 99, "max_prime": 100, "events": 5},
+                          "creation": {"entities": [7], "repetitions": 42}}}  # fmt: skip
+    (stats / "environment.json").write_text(json.dumps({"config": config}))
+    scaling = pd.DataFrame({"host": "h", "runtime": "docker", "study": "scaling", "key": ["n1", "n2", "n2"],
+                            "repetition": [1, 1, 2], "instances": [1, 2, 2], "n_iterations": [3, 6, 6]})  # fmt: skip
+    scaling.to_csv(stats / "scaling/runs.tsv", sep="\t", index=False)
+    creation = pd.DataFrame({"host": "h", "runtime": "docker", "study": "creation", "key": ["n1", "n4", "n4"],
+                             "repetition": [1, 1, 2], "entities": [1, 4, 4], "children": 1, "variant": ""})  # fmt: skip
+    creation.to_csv(stats / "creation/runs.tsv", sep="\t", index=False)
+    # The section reads its summary too (no rows here).
+    pd.DataFrame(columns=["runtime", "variant", "entities", "children", "metric", "mean"]).to_csv(
+        stats / "creation/summary.tsv", sep="\t", index=False
+    )
+
+    def said(section):
+        return section(Document(stats, None, "test", "scaling,creation")).method()[0].content
+
+    text = said(Scaling)
+    assert "N in 1, 2, each instance run 3 times per run" in text and "32" not in text and "99" not in text
+    assert "primes up to 100, 5 events" in text  # the workload: runs.tsv does not record it
+    assert "N in 1, 4, 1–2 runs of each setting" in said(Creation) and "42" not in said(Creation)
+    scaling.assign(n_iterations=[3, 6, 8]).to_csv(stats / "scaling/runs.tsv", sep="\t", index=False)
+    assert "each instance run 3–4 times per run" in said(Scaling)
+    (stats / "scaling/runs.tsv").unlink()
+    assert "N in –, each instance run an unrecorded number of times" in said(Scaling)

@@ -43,6 +43,7 @@ def copy_stats(stats, dest, keep=lambda name, df: df):
     """A copy of the stats set with each pairs table passed through keep(name, frame)."""
     (dest / "pairs").mkdir(parents=True)
     shutil.copy(stats / "environment.json", dest / "environment.json")
+    shutil.copy(stats / "run_order.tsv", dest / "run_order.tsv")
     for p in (stats / "pairs").glob("*.tsv"):
         df = pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)
         keep(p.stem, df).to_csv(dest / "pairs" / p.name, sep="\t", index=False)
@@ -427,6 +428,26 @@ def test_contention_section_shows_pressure_per_case_and_its_relation_to_performa
     assert len(only) == 1 and "no contention telemetry" in only[0].content
 
 
+def test_contention_per_case_is_read_from_its_table_and_the_interval_from_the_runs(rep, stats, tmp_path):
+    blocks = rep.contention.contention_blocks()
+    assert "every 0.5 s" in blocks[0].content  # the runs' sampler interval (runs.tsv)
+
+    def changed(name, df):
+        if name == "contention_by_case":
+            df = df.copy()
+            df.loc[df["case"] == "3a", "oom_kill"] = "4321"
+            df.loc[df["case"] == "3a", "psi_cpu_some"] = "0.987"
+        if name == "runs":
+            df = df.assign(telemetry_interval_s="2")
+        return df
+
+    other = section(copy_stats(stats, tmp_path / "o", keep=changed))
+    blocks = other.contention.contention_blocks()
+    table = next(b.content for b in blocks if "<table" in b.content)
+    assert fmt.num(4321, 0) in table  # the table's sum, not one computed from contention.tsv
+    assert "98.7 %" in table and "every 2 s" in blocks[0].content
+
+
 def test_quality_part_shows_the_drift_and_the_run_order(rep, stats, tmp_path):
     blocks = rep.quality.drift_blocks()
     text = blocks[0].content
@@ -440,6 +461,63 @@ def test_quality_part_shows_the_drift_and_the_run_order(rep, stats, tmp_path):
     assert "Not measured" in section(bare).quality.drift_blocks()[0].content
 
 
+def test_design_sentence_states_what_ran_not_the_config(rep, stats, tmp_path):
+    """CEEM step 7 and the factors are read from runs.tsv: changing the runs changes them, the
+    config (environment.json) does not."""
+    text = rep.method.design_text()
+    assert "12 iterations in Case 1 (a fresh container each)" in text
+    assert "in all 6 unordered pairs (self-pairs included) in Cases 2, 3a and 3b" in text
+    assert "windows of 60 s in Case 2, 60 s in Case 3a and 60 s in Case 3b" in text
+    assert "an iteration over 300 s is killed" in text
+
+    def changed(name, df):
+        if name != "runs":
+            return df
+        df = df[df["pair"] != "L+B"].copy()  # one pair did not run
+        first = df.index[df["case"] == "1"][0]
+        df.loc[first, "n_iterations"] = "15"  # a run that went on (adaptive)
+        df.loc[df["case"] == "3a", "window_final_s"] = "90"  # held open past its 60 s
+        df["iteration_timeout_s"] = "120"
+        return df
+
+    other = copy_stats(stats, tmp_path / "o", keep=changed)
+    env = json.loads((other / "environment.json").read_text())
+    env["config"]["studies"]["pairs"].update(iterations=99, iteration_timeout_s=7)  # not what ran
+    (other / "environment.json").write_text(json.dumps(env))
+    text = section(other).method.design_text()
+    assert "12–15 iterations in Case 1" in text and "99" not in text
+    assert "in the 5 pairs L+L, L+S, S+S, S+B and B+B in Cases 2, 3a and 3b" in text
+    assert "60 s in Case 3a, held open to at most 90 s" in text
+    assert "an iteration over 120 s is killed" in text and " 7 s" not in text
+    # Only Case 1 ran: no pairs, no windows.
+    alone = copy_stats(stats, tmp_path / "a", keep=lambda n, df: df[df["case"] == "1"] if n == "runs" else df)
+    text = section(alone).method.design_text()
+    assert text.startswith("Case 1; 3 microservices (L, S, B) alone in Case 1; 12 iterations in Case 1")
+    assert "windows" not in text and "pairs" not in text
+    # Sizes as the runs recorded them, whatever the config says.
+    assert section(other).method.sizes_text() == rep.method.sizes_text()
+    assert "n = 5" in rep.method.sizes_text()
+
+
+def test_run_order_sentence_reads_the_table_not_the_config(stats, tmp_path):
+    """The report states run_order.tsv (the run-facts step's), whatever the config says."""
+    other = copy_stats(stats, tmp_path / "o")
+    env = json.loads((other / "environment.json").read_text())
+    env["config"]["run_order"] = {"shuffle": True, "seed": 99}  # not what the table says
+    (other / "environment.json").write_text(json.dumps(env))
+    table = pd.read_csv(other / "run_order.tsv", sep="\t")
+    table.assign(kendall_tau=0.25, seed=7, n_runs=3, span_s=600.0).to_csv(
+        other / "run_order.tsv", sep="\t", index=False
+    )
+    text = environment.order_block(Document(other, studies="pairs"))[0].content
+    assert "seed 7" in text and "seed 99" not in text
+    assert "fixturehost: 3 runs over 10 min, Kendall's τ = 0.25" in text
+    table.assign(shuffle=False).to_csv(other / "run_order.tsv", sep="\t", index=False)
+    assert "sorted order" in environment.order_block(Document(other, studies="pairs"))[0].content
+    (other / "run_order.tsv").unlink()  # the step did not run: no sentence rather than a computed one
+    assert environment.order_block(Document(other, studies="pairs")) == []
+
+
 def test_bonnie_page_cache_evidence_per_case(rep, stats, tmp_path):
     blocks = rep.page_cache.page_cache_blocks()
     assert blocks[0].content.startswith("**Bonnie++ and the page cache.**")
@@ -447,13 +525,28 @@ def test_bonnie_page_cache_evidence_per_case(rep, stats, tmp_path):
     for case in ("Case 1", "Case 2", "Case 3a", "Case 3b"):
         assert case in table
     assert "unlimited (the host" in table and "2.0 GiB" in table and "baseline" in table
-    # Direct I/O: one sentence, no table.
-    env = json.loads((stats / "environment.json").read_text())
-    env["config"]["studies"]["pairs"].setdefault("sizes", {})["B"] = {"direct_io": True}
-    direct = copy_stats(stats, tmp_path / "d")
-    (direct / "environment.json").write_text(json.dumps(env))
+    assert "data set (4096 MiB)" in blocks[0].content  # B's size as its runs recorded it
+
+    # Direct I/O as the runs recorded it: one sentence, no table; the config says otherwise.
+    def direct_runs(name, df):
+        if name != "runs":
+            return df
+        df = df.copy()
+        for k in (1, 2):
+            b = df[f"member{k}"] == "B"
+            df.loc[b, f"member{k}_sizes"] = "direct_io=True, file_size_mb=4096"
+        return df
+
+    direct = copy_stats(stats, tmp_path / "d", keep=direct_runs)
+    env = json.loads((direct / "environment.json").read_text())
+    assert env["config"]["studies"]["pairs"]["sizes"]["B"]["direct_io"] is False
     only = section(direct).page_cache.page_cache_blocks()
     assert len(only) == 1 and "O_DIRECT" in only[0].content
+    # The config alone turning it on changes nothing: the runs were buffered.
+    env["config"]["studies"]["pairs"]["sizes"]["B"]["direct_io"] = True
+    buffered = copy_stats(stats, tmp_path / "b")
+    (buffered / "environment.json").write_text(json.dumps(env))
+    assert len(section(buffered).page_cache.page_cache_blocks()) == 2
 
 
 def test_bonnie_rewrite_cause_follows_the_irs(rep):

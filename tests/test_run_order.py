@@ -1,11 +1,15 @@
-"""The order runs are measured in (interference.core.run_order) and the pair study's drift check."""
+"""The order runs are measured in (interference.core.run_order), how the runs followed it
+(the run-facts step's run_order.tsv) and the pair study's drift check."""
+
+from itertools import combinations
 
 import pandas as pd
 import pytest
 from interference import studies
 from interference.core import run_order
-from interference.report.environment import order_agreement
 from interference.steps.config import ConfigError, validate
+from interference.steps.run_facts import main as run_facts_main
+from interference.steps.run_facts import order_agreement, read_runs, run_order_table
 from interference.studies.pairs.statistics import drift
 
 RUNS = [
@@ -32,9 +36,70 @@ def test_agreement_of_executed_and_planned_order():
             for r in RUNS]  # fmt: skip
     runs = pd.DataFrame(rows)
     a = order_agreement(runs, {"shuffle": True, "seed": 3}, "h")
-    assert a["n"] == len(RUNS) and abs(a["kendall_tau"] - 1) < 1e-12 and a["span_s"] == len(RUNS) - 1
+    assert a["n_runs"] == len(RUNS) and abs(a["kendall_tau"] - 1) < 1e-12 and a["span_s"] == len(RUNS) - 1
     runs["started"] = 200.0 - runs["started"]  # executed backwards
     assert order_agreement(runs, {"shuffle": True, "seed": 3}, "h")["kendall_tau"] < -0.999
+
+
+def by_pairs(xs, ys) -> float:
+    """Kendall's tau of two orders without ties, counted pair by pair (the definition)."""
+    signs = [(x1 - x2) * (y1 - y2) for (x1, y1), (x2, y2) in combinations(zip(xs, ys), 2)]
+    return (sum(s > 0 for s in signs) - sum(s < 0 for s in signs)) / len(signs)
+
+
+def four_runs_and_a_late_one() -> pd.DataFrame:
+    """Sorted plan (no shuffle): a, b, c, d, then the late e. Executed: b, a, d, c, e."""
+    keys = ["a", "b", "c", "d", "e"]
+    started = [110.0, 100.0, 130.0, 120.0, 500.0]
+    runs = pd.DataFrame({"host": "h", "study": "s", "runtime": "docker", "key": keys, "repetition": 1,
+                         "started": started, "after_all": [False] * 4 + [True]})  # fmt: skip
+    other = runs.assign(host="g", started=runs["started"][::-1].to_numpy())  # another host: its own row
+    return pd.concat([runs, other], ignore_index=True)
+
+
+def test_kendall_tau_of_a_small_example_by_hand():
+    runs = four_runs_and_a_late_one()
+    # Of the 10 pairs of h's runs, (a, b) and (c, d) swapped: (8 - 2) / 10.
+    a = order_agreement(runs, {"shuffle": False, "seed": 1}, "h")
+    assert a == {"n_runs": 5, "kendall_tau": pytest.approx(0.6), "span_s": 400.0}
+    assert by_pairs([0, 1, 2, 3, 4], [1, 0, 3, 2, 4]) == pytest.approx(0.6)
+    # Host g ran them in reverse start order: every pair is counted, against the same plan.
+    g = runs[runs["host"] == "g"]
+    executed = list(g["started"].rank().astype(int) - 1)
+    assert order_agreement(runs, {"shuffle": False}, "g")["kendall_tau"] == pytest.approx(
+        by_pairs(range(5), executed)
+    )
+    # A shuffled plan: the positions the plan gives, against the start times, pair by pair.
+    h = runs[runs["host"] == "h"]
+    ids = [("s", "docker", k, 1) for k in h["key"]]
+    plan = run_order.plan(ids[:4], ids[4:], seed=5)
+    assert order_agreement(runs, {"seed": 5}, "h")["kendall_tau"] == pytest.approx(
+        by_pairs([plan[i] for i in ids], list(h["started"]))
+    )
+
+
+def test_run_order_table_has_a_row_per_host_with_the_plan(tmp_path):
+    runs = four_runs_and_a_late_one()
+    t = run_order_table(runs, {"shuffle": False, "seed": 4})
+    assert list(t.columns) == ["host", "n_runs", "kendall_tau", "span_s", "shuffle", "seed"]
+    assert list(t["host"]) == ["g", "h"] and not t["shuffle"].any() and set(t["seed"]) == {4}
+    assert t.set_index("host").loc["h", "kendall_tau"] == pytest.approx(0.6)
+    # Runs not started (no time recorded) are left out; no runs at all: the header only.
+    unstarted = runs.assign(started=[None] * 9 + [1.0])  # only g's last
+    assert run_order_table(unstarted, {}).to_dict("records") == [
+        {"host": "g", "n_runs": 1, "kendall_tau": 1.0, "span_s": 0.0, "shuffle": True, "seed": 1}
+    ]
+    assert run_order_table(pd.DataFrame(), {}).empty
+    # The step, as the rule calls it: every study's runs.tsv, one of them without runs.
+    runs.to_csv(tmp_path / "runs.tsv", sep="\t", index=False)
+    (tmp_path / "empty.tsv").write_text("\n")
+    assert len(read_runs([tmp_path / "runs.tsv", tmp_path / "empty.tsv"])) == len(runs)
+    out = tmp_path / "stats" / "run_order.tsv"
+    argv = ["--runs-tables", str(tmp_path / "runs.tsv"), str(tmp_path / "empty.tsv"),
+            "--order", '{"shuffle": false, "seed": 4}', "--run-order", str(out)]  # fmt: skip
+    assert run_facts_main(argv) == 0
+    written = pd.read_csv(out, sep="\t")
+    assert list(written["host"]) == ["g", "h"] and written["kendall_tau"].iloc[1] == pytest.approx(0.6)
 
 
 def test_run_order_is_config_with_defaults_and_checked():

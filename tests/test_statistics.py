@@ -589,6 +589,35 @@ def test_read_samples_keeps_ids_as_strings(tmp_path):
     assert one(s, case="1")["n_excluded_failed"] == 1
 
 
+def test_contention_by_case_averages_each_iteration_once_and_sums_the_counters():
+    """Two metrics of one iteration count once; shares are averaged over the iterations with a
+    value, counters summed; a case where no iteration has a value shows none (not 0)."""
+    from interference.studies.pairs.statistics.iteration_telemetry import CASE_COLUMNS, by_case
+
+    def row(case, member, iteration, metric, psi, oom, steal=None):
+        return {"host": "h", "runtime": "docker", "case": case, "target": "S", "partner": "L" if case != "1" else "",
+                "member": member, "repetition": 1, "iteration": iteration, "metric": metric, "psi_cpu_some": psi,
+                "oom_kill": oom, "nr_throttled": 2, "steal_cores": steal}  # fmt: skip
+
+    rows = [row("2", 1, 1, "copy", 0.2, 0, 0.1), row("2", 1, 1, "triad", 0.2, 0, 0.1),  # one iteration
+            row("2", 1, 2, "copy", 0.5, 1), row("2", 2, 1, "copy", None, 1),
+            row("1", 1, 1, "copy", 0.01, None), row("1", 1, 2, "copy", 0.03, None)]  # fmt: skip
+    table = by_case(pd.DataFrame(rows))
+    assert list(table.columns) == CASE_COLUMNS and list(table["case"]) == ["1", "2"]
+    t = table.set_index("case")
+    two = t.loc["2"]
+    assert two["n_iterations"] == 3 and two["psi_cpu_some"] == pytest.approx((0.2 + 0.5) / 2)
+    assert two["oom_kill"] == 2 and two["nr_throttled"] == 6 and two["steal_cores"] == pytest.approx(0.1)
+    one = t.loc["1"]
+    assert (
+        one["psi_cpu_some"] == pytest.approx(0.02)
+        and pd.isna(one["oom_kill"])
+        and pd.isna(one["steal_cores"])
+    )
+    assert pd.isna(one["psi_io_some"])  # a column the telemetry lacks
+    assert by_case(pd.DataFrame()).empty
+
+
 def test_pressure_correlation_is_spearmans_rho_by_hand():
     """Pressure ranks 1..5 against performance ranks 5, 4, 3, 1, 2: without ties Spearman's rho is
     1 - 6 Σd² / (n(n² - 1)); a target with one pressure value gives no row."""

@@ -1,5 +1,6 @@
 # The paper: what ran (run_table: results/stats/<study>/runs.tsv; environment:
-# results/stats/environment.json, from meta.json and image jsons, never raw outputs) and
+# results/stats/environment.json, from meta.json and image jsons, never raw outputs;
+# run_order_table: results/stats/run_order.tsv, from the runs.tsv) and
 # report/paper.qmd with each study's section rendered to report/paper.html from results/stats/.
 # Quarto renders it where the CLI is installed; elsewhere nbclient + nbconvert do (see
 # scripts/interference/paper/render.py).
@@ -64,10 +65,32 @@ rule environment:
         "--images {input.images:q} --environment {output.environment} > {log} 2>&1"
 
 
+# How the runs' start times follow the planned order (Kendall's tau per host), computed here so
+# that the report only reads it. The plan is recomputed from what ran and the config's run_order.
+rule run_order_table:
+    input:
+        runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
+        # The step and the plan it recomputes (an edit of the plan changes the table).
+        step=[RUN_INFO_CODE, os.path.join(SCRIPTS, "interference", "core", "run_order.py")],
+    output:
+        order="results/stats/run_order.tsv",
+    log:
+        "results/logs/run_info/run_order.log",
+    conda:
+        "../envs/pipeline.yaml"
+    params:
+        # A change of the seed reruns this table (and the report), no run.
+        order=json.dumps(CONFIG["run_order"], sort_keys=True),
+    shell:
+        "python -m interference.steps.run_facts --runs-tables {input.runs:q} "
+        "--order {params.order:q} --run-order {output.order} > {log} 2>&1"
+
+
 rule report:
     input:
         tables=all_tables(),
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
+        run_order="results/stats/run_order.tsv",
         environment="results/stats/environment.json",
         findings="results/stats/findings.tsv",
         changes=all_changes(),

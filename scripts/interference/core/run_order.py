@@ -9,8 +9,9 @@ Snakemake starts, among the jobs that are ready, the one of highest priority; th
 priority is a run's distance from the end of this plan (common.smk), image builds come before
 every run. Runs that wait for others (Study.after_all: the pair study's re-measured baselines)
 are not drawn: they come last, in sorted order. The plan is a pure function of the set of
-runs and the seed, so the report recomputes it from runs.tsv and the recorded config
-(report/environment.py, order_agreement)."""
+runs and the seed, so the run-facts step recomputes it from runs.tsv and the config's
+run_order (steps/run_facts.py, order_agreement: results/stats/run_order.tsv, which the report
+reads)."""
 
 from __future__ import annotations
 

@@ -3,32 +3,9 @@ Its blocks take the report's Document (paper/document.py, which imports this mod
 
 from __future__ import annotations
 
-import pandas as pd
-from scipy import stats
-
-from interference.core import run_order
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, bytes_h, esc, plural
-
-
-def order_agreement(runs: pd.DataFrame, order: dict, host: str) -> dict:
-    """How the runs of `host` in runs.tsv rows (study, runtime, key, repetition, started) were
-    executed against the plan of the config `order` ({shuffle, seed}); `last` are the rows whose
-    study put them after the others (column `after_all`, when present)."""
-    r = runs[(runs["host"] == host) & runs["started"].notna()].copy()
-    if r.empty:
-        return {"n": 0}
-    ids = list(zip(r["study"], r["runtime"], r["key"], r["repetition"].astype(int)))
-    last_mask = (
-        r["after_all"].fillna(False).astype(bool) if "after_all" in r else pd.Series(False, index=r.index)
-    )
-    positions = run_order.plan(
-        [i for i, m in zip(ids, last_mask) if not m], [i for i, m in zip(ids, last_mask) if m], **order
-    )
-    r["planned"] = [positions[i] for i in ids]
-    r["executed"] = r["started"].rank(method="first").astype(int) - 1
-    tau = stats.kendalltau(r["planned"], r["executed"]).statistic if len(r) > 1 else 1.0
-    return {"n": len(r), "kendall_tau": float(tau), "span_s": float(r["started"].max() - r["started"].min())}
+from interference.report.load import read_tsv
 
 
 def host_line(env: dict) -> str:
@@ -130,37 +107,33 @@ def image_rows(env: dict) -> list[list]:
     return rows
 
 
+ORDER_NUMERIC = ("n_runs", "kendall_tau", "span_s", "seed")
+
+
 def order_block(doc) -> list[Block]:
-    """The order the runs were measured in: the plan (config run_order) against the runs' start
-    times in every study's runs.tsv, per host."""
-    frames = [
-        doc.stats.table(s, "runs", numeric=("started", "repetition"), flags=("after_all",))
-        for s in doc.studies
-    ]
-    runs = pd.concat([f for f in frames if "started" in f], ignore_index=True) if frames else pd.DataFrame()
-    if runs.empty:
+    """The order the runs were measured in, per host: the plan against the runs' start times as
+    the run-facts step measured it (results/stats/run_order.tsv); nothing is computed here."""
+    path = doc.stats_dir / "run_order.tsv"
+    t = read_tsv(path, numeric=ORDER_NUMERIC, flags=("shuffle",)) if path.exists() else None
+    if t is None or t.empty:
         return []
-    order = doc.config.get("run_order", {})  # the validated config: its defaults filled in
-    how = (
-        f"a random order drawn with seed {order.get('seed', 1)}"
-        if order.get("shuffle", True)
-        else "sorted order (run_order.shuffle is off)"
+    seeds = sorted(set(t.loc[t["shuffle"], "seed"].astype(int)))
+    how = and_list(
+        ([f"a random order drawn with seed {and_list(map(str, seeds))}"] if seeds else [])
+        + (["sorted order (run_order.shuffle is off)"] if (~t["shuffle"]).any() else [])
     )
-    per_host = []
-    for host in sorted(runs["host"].unique()):
-        a = order_agreement(runs, order, host)
-        if a["n"]:
-            per_host.append(
-                f"{esc(host)}: {plural(a['n'], 'run')} over {a['span_s'] / 60:.0f} min, Kendall's τ = "
-                f"{a['kendall_tau']:.2f}"
-            )
+    per_host = [
+        f"{esc(r.host)}: {plural(int(r.n_runs), 'run')} over {r.span_s / 60:.0f} min, Kendall's τ = "
+        f"{r.kendall_tau:.2f}"
+        for r in t.itertuples(index=False)
+    ]
     return [
         md(
             f"**Run order.** Runs were started in {how} (config `run_order`) over studies, runtimes, run keys "
             "and repetitions, so that the factors interleave and a slow drift of the machine does not line up "
             "with one of them; baselines re-measured for a drift check came after all others. Planned against "
             f"executed order (τ = 1: exactly as planned; runs kept from an earlier invocation keep their "
-            f"time): {'; '.join(per_host)}."
+            f"time; results/stats/run_order.tsv): {'; '.join(per_host)}."
         )
     ]
 

@@ -43,6 +43,16 @@ def numi(x) -> str:
     return num(x, 0) if is_num(x) and float(x).is_integer() else num(x)
 
 
+def recorded(values, unit: str = "") -> str:
+    """Numbers as the runs recorded them: '12', or '10–15' where they differ; '' when none was
+    recorded (a sentence then says so rather than falling back on the config)."""
+    v = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").dropna()
+    if v.empty:
+        return ""
+    lo, hi = numi(v.min()), numi(v.max())
+    return (lo if lo == hi else f"{lo}–{hi}") + unit
+
+
 def sci(x) -> str:
     """Large magnitudes as 3.868 × 10¹⁰ (sums of squares); others as num()."""
     if not is_num(x) or abs(float(x)) < 1e6:

@@ -8,12 +8,16 @@
                                   cgroup version and driver), images (refs, ids, tool versions),
                                   the config and its sha256, the config files and their sha256,
                                   and the microservices' declarations (containers/*/microservice.yaml)
+  results/stats/run_order.tsv     per host: how the runs' start times (the runs.tsv above) follow
+                                  the planned order of the config's run_order (Kendall's tau)
 
-It reads only meta.json files, image jsons and declarations: never the raw outputs.
+It reads only meta.json files, image jsons, declarations and the runs.tsv it wrote: never the raw
+outputs.
 
   python -m interference.steps.run_facts --metas M... --runs results/stats/S/runs.tsv
   python -m interference.steps.run_facts --metas M... --config JSON --config-files F... --images I... \\
-      --environment results/stats/environment.json"""
+      --environment results/stats/environment.json
+  python -m interference.steps.run_facts --runs-tables T... --order JSON --run-order results/stats/run_order.tsv"""
 
 from __future__ import annotations
 
@@ -24,9 +28,10 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from scipy import stats
 
 from interference import REPO_ROOT, studies
-from interference.core import records
+from interference.core import records, run_order
 from interference.core.microservices import registry
 
 HOST_KEYS = ("hostname", "cpu_model", "cores", "memory_bytes", "kernel", "os")
@@ -78,6 +83,8 @@ def run_row(meta_path: Path) -> dict:
         "n_iterations": record.n_iterations,
         "n_failed": record.n_failed,
         "loadavg_1m_before": (record.host_info.get("loadavg_before") or [None])[0],
+        # The contention sampler's interval as the run used it (none: no telemetry).
+        "telemetry_interval_s": (record.telemetry or {}).get("interval_s"),
         "events": " | ".join(record.events),
         # Measured after every other run of its study (core/run_order.py leaves it out of the draw).
         "after_all": study.after_all(run.key),
@@ -99,7 +106,7 @@ def runs_table(metas: list[Path]) -> pd.DataFrame:
             ("_iterations", "_failed", "_requested")
         ):
             df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
-    for c in ("window_s", "n_in_overlap"):
+    for c in ("window_s", "n_in_overlap", "iteration_timeout_s"):
         if c in df:
             df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
     return df.reset_index(drop=True)
@@ -185,6 +192,66 @@ def environment(
     }
 
 
+def order_agreement(runs: pd.DataFrame, order: dict, host: str) -> dict:
+    """How the runs of `host` in runs.tsv rows (study, runtime, key, repetition, started) were
+    executed against the plan of the config `order` ({shuffle, seed}); `last` are the rows whose
+    study put them after the others (column `after_all`, when present). The plan is a pure
+    function of the set of runs and the seed, so it is recomputed here from what ran."""
+    r = runs[(runs["host"] == host) & runs["started"].notna()].copy()
+    if r.empty:
+        return {"n_runs": 0}
+    ids = list(zip(r["study"], r["runtime"], r["key"], r["repetition"].astype(int)))
+    last_mask = (
+        r["after_all"].fillna(False).astype(bool) if "after_all" in r else pd.Series(False, index=r.index)
+    )
+    positions = run_order.plan(
+        [i for i, m in zip(ids, last_mask) if not m], [i for i, m in zip(ids, last_mask) if m], **order
+    )
+    planned = [positions[i] for i in ids]
+    executed = r["started"].rank(method="first").astype(int) - 1
+    # Both orders are permutations (no ties), so tau-b is the plain share of concordant pairs
+    # minus discordant ones; one run agrees with itself.
+    tau = stats.kendalltau(planned, executed).statistic if len(r) > 1 else 1.0
+    return {
+        "n_runs": len(r),
+        "kendall_tau": float(tau),
+        "span_s": float(r["started"].max() - r["started"].min()),
+    }
+
+
+ORDER_COLUMNS = ["host", "n_runs", "kendall_tau", "span_s", "shuffle", "seed"]
+
+
+def run_order_table(runs: pd.DataFrame, order: dict) -> pd.DataFrame:
+    """One row per host with started runs: ORDER_COLUMNS (the plan's shuffle and seed beside
+    the agreement, so the report states the plan from this table, not from the config)."""
+    order = {"shuffle": True, "seed": 1} | dict(order)  # the validated config's defaults
+    rows = []
+    if len(runs) and "started" in runs:
+        runs = runs.assign(started=pd.to_numeric(runs["started"], errors="coerce"))
+        for host in sorted(runs["host"].astype(str).unique()):
+            a = order_agreement(runs, order, host)
+            if a["n_runs"]:
+                rows.append(
+                    {"host": host, **a, "shuffle": bool(order["shuffle"]), "seed": int(order["seed"])}
+                )
+    return pd.DataFrame(rows, columns=ORDER_COLUMNS)
+
+
+def read_runs(paths: list[Path]) -> pd.DataFrame:
+    """Every study's runs.tsv as one frame (ids as text; an empty file adds nothing)."""
+    frames = []
+    for p in paths:
+        try:
+            df = pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)
+        except pd.errors.EmptyDataError:
+            continue  # a study without runs writes a runs.tsv without columns
+        if "after_all" in df:
+            df["after_all"] = df["after_all"].str.strip().str.lower().isin(["true", "1", "yes"])
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m interference.steps.run_facts",
@@ -197,6 +264,9 @@ def main(argv=None) -> int:
     ap.add_argument("--config", help="the validated config, as JSON (with --environment)")
     ap.add_argument("--config-files", nargs="*", type=Path, default=[], help="the config files used")
     ap.add_argument("--images", nargs="*", type=Path, default=[], help="image jsons")
+    ap.add_argument("--runs-tables", nargs="*", type=Path, default=[], help="every study's runs.tsv")
+    ap.add_argument("--order", help="the config's run_order, as JSON (with --run-order)")
+    ap.add_argument("--run-order", type=Path, help="run_order.tsv to write (from --runs-tables)")
     a = ap.parse_args(argv)
     if a.runs:
         runs = runs_table(a.metas)
@@ -210,6 +280,13 @@ def main(argv=None) -> int:
         a.environment.parent.mkdir(parents=True, exist_ok=True)
         a.environment.write_text(json.dumps(env, indent=1, sort_keys=False) + "\n")
         print(f"environment ({len(env['images'])} images, {env['n_runs']} runs) -> {a.environment}")
+    if a.run_order:
+        if a.order is None:
+            ap.error("--run-order needs --order")
+        table = run_order_table(read_runs(a.runs_tables), json.loads(a.order))
+        a.run_order.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(a.run_order, sep="\t", index=False, float_format="%.6f")
+        print(f"run order of {len(table)} hosts -> {a.run_order}")
     return 0
 
 

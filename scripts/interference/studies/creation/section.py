@@ -4,11 +4,13 @@ and generated verdicts on the paper's findings."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from interference import runtimes
 from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures.scaling import Series, scaling_figure
-from interference.report.format import esc, is_num, num
+from interference.report.format import esc, is_num, num, numi, recorded
 from interference.studies.creation.published import LOAD_VS_PRELOADED_S, NESTED_OVER_REGULAR, SOURCE
 
 
@@ -20,18 +22,30 @@ class Creation:
         self.summary = s
         self.exit = s[s["metric"] == "created_to_exit"].copy()
         self.table1 = doc.stats.table("creation", "table1", numeric="auto")
+        self.runs = doc.stats.table("creation", "runs", numeric=("entities", "children", "repetition"))
 
     @staticmethod
     def label(r) -> str:
         return f"{r['runtime']} ({r['variant']})" if r["variant"] else r["runtime"]
 
+    def ran(self) -> tuple[str, str]:
+        """The N that ran and the runs of each setting (runtime, variant, N, children), from
+        runs.tsv rather than the config; '–' and '' when no run was recorded."""
+        r = self.runs
+        if r.empty or "entities" not in r:
+            return "–", ""
+        n = pd.to_numeric(r["entities"], errors="coerce").dropna()
+        cell = [c for c in ("host", "runtime", "variant", "entities", "children") if c in r]
+        return ", ".join(numi(x) for x in sorted(n.unique())), recorded(r.groupby(cell).size())
+
     def method(self) -> list[Block]:
-        c = self.cfg
+        entities, runs = self.ran()
         return [
             md(
                 "Paper 001's Experiments 2 and 3: N entities are created at once, each running sysbench with "
                 "primes up to 1 and one event (a negligible workload), N in "
-                f"{esc(', '.join(map(str, c.get('entities', []))))}, {num(c.get('repetitions'), 0)} repetitions. "
+                f"{esc(entities)}, {runs or 'an unrecorded number of'} runs of each setting "
+                "(results/stats/creation/runs.tsv). "
                 "Timed per entity, from the order to create it until its command has exited: a container or "
                 "an LXC container from start to exit; a VM from creation through boot to exit (its deletion is "
                 "the `removed` time); a nested container from the parent's start — its Docker engine ready, the "

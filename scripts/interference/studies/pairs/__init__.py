@@ -88,6 +88,10 @@ class PairsStudy(Study):
             needs=("contention",),
             schema=schemas.PRESSURE_CORRELATION,
         ),
+        # The telemetry per case (means of the shares, sums of the counters) the report shows.
+        "contention_by_case": Table(
+            "statistics.tables:contention_by_case", needs=("contention",), schema=schemas.CONTENTION_BY_CASE
+        ),
         # Each Case 2/3a IR as the limit's effect (1u against 1) and the partner's (against 1u).
         "split": Table("statistics.tables:split", threads=2, schema=schemas.SPLIT),
         # Case 1 re-measured after all other runs against the first (empty without drift_check).

@@ -1,5 +1,6 @@
-"""The pair study's columns of runs.tsv: case, pair, overlap window, and for each member the
-cgroup limits requested and read back inside its container, and whether they match."""
+"""The pair study's columns of runs.tsv: case, pair, iterations asked for, window and iteration
+timeout given, overlap window, and for each member the cgroup limits requested and read back
+inside its container, and whether they match."""
 
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ def run_row(meta: dict) -> dict:
         "pair": s["pair"],
         "iterations_requested": s.get("iterations"),
         "window_s": s.get("window_s"),
+        # The timeout the run was given (its settings), so the report states it from the runs.
+        "iteration_timeout_s": s.get("iteration_timeout_s"),
         "n_in_overlap": sum(it.in_overlap for it in results.iteration_records),
         "overlap_start": start,
         "overlap_end": end,

@@ -184,6 +184,24 @@ CONTENTION_KEYS = TableSchema(
     metric=TEXT,
 )
 CONTENTION = TableSchema(CONTENTION_KEYS, TableSchema(value=NUMBER, relative=NUMBER), TELEMETRY)
+# Per host, runtime and case: the telemetry's shares and rates averaged over the measured
+# iterations, its counters summed (iteration_telemetry.by_case).
+CONTENTION_BY_CASE = TableSchema(
+    host=TEXT,
+    runtime=TEXT,
+    case=TEXT,
+    n_iterations=INTEGER,
+    psi_cpu_some=NUMBER,
+    psi_cpu_full=NUMBER,
+    psi_memory_some=NUMBER,
+    psi_io_some=NUMBER,
+    throttled=NUMBER,
+    ctxt_per_s=NUMBER,
+    steal_cores=NUMBER,
+    nr_throttled=NUMBER,
+    memory_failcnt=NUMBER,
+    oom_kill=NUMBER,
+)
 PRESSURE_CORRELATION = TableSchema(host=TEXT, runtime=TEXT, target=TEXT, n=INTEGER, rho=NUMBER, p=NUMBER)
 SPLIT = TableSchema(
     GROUP,

@@ -4,11 +4,13 @@ executions on containers or virtual machines compared to bare metal")."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from interference.findings import verdict as rule
 from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures.scaling import Series, scaling_figure
-from interference.report.format import esc, is_num, num
+from interference.report.format import esc, is_num, num, numi, recorded
 
 CLOSE = 0.05  # within 5 % of the reference at every N: "≈ bare metal"
 
@@ -19,21 +21,34 @@ class Scaling:
         self.cfg = doc.study_config("scaling")
         self.slowdown = doc.stats.table("scaling", "slowdown", numeric="auto")
         self.summary = doc.stats.table("scaling", "summary", numeric="auto")
+        self.runs = doc.stats.table("scaling", "runs", numeric=("instances", "n_iterations", "repetition"))
 
     def cores(self) -> int | None:
         hosts = self.doc.env.get("hosts", {})
         cores = [h.get("cores") for h in hosts.values() if h.get("cores")]
         return int(cores[0]) if cores else None
 
+    def ran(self) -> tuple[str, str]:
+        """The N that ran and each instance's recorded iterations per run (runs.tsv: instances,
+        n_iterations), not the config's; '–' and '' when no run was recorded."""
+        r = self.runs
+        if r.empty or "instances" not in r:
+            return "–", ""
+        n = pd.to_numeric(r["instances"], errors="coerce")
+        each = pd.to_numeric(r.get("n_iterations"), errors="coerce") / n
+        return ", ".join(numi(x) for x in sorted(n.dropna().unique())), recorded(each)
+
     def method(self) -> list[Block]:
+        # The workload (primes, events) is the config's: runs.tsv does not record it.
         c = self.cfg
+        instances, each = self.ran()
         return [
             md(
                 f"Paper 001's Experiment 1: N concurrent instances of sysbench's CPU test (primes up to "
                 f"{num(c.get('max_prime'), 0)}, {num(c.get('events'), 0)} events, one thread), one instance per "
                 f"entity — a container, an LXC container, a nested child, a VM or a bare-metal process — with "
-                f"no limits, N in {esc(', '.join(map(str, c.get('instances', []))))}, each instance run "
-                f"{num(c.get('iterations'), 0)} times per repetition. The slowdown is an instance's mean "
+                f"no limits, N in {esc(instances)}, each instance run "
+                f"{each or 'an unrecorded number of'} times per run (results/stats/scaling/runs.tsv). The slowdown is an instance's mean "
                 "execution time over that of one instance on the reference runtime (bare metal where it ran), "
                 "with a 95 % bootstrap interval; the paper plots the same ratio (its Fig. 3, 12 cores, N up to 64)."
             )

@@ -47,6 +47,8 @@ class NetworkData:
                 kind="stable",
             )
         self.rel = rel.reset_index(drop=True)
+        # What ran (the tests each run recorded), for the method's counts.
+        self.runs = doc.stats.table("network", "runs", numeric=("n_iterations", "repetition"))
 
     def _rows(self, nested: bool, remote: bool = False):
         d = self.rel

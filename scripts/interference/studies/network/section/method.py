@@ -4,19 +4,21 @@ and what the `vm` runtime's rows measure (its recorded acceleration)."""
 from __future__ import annotations
 
 from interference.report.blocks import Block, md
-from interference.report.format import esc, num
+from interference.report.format import esc, num, recorded
 from interference.studies.network import published
 
 
 class Method:
     def method(self) -> list[Block]:
+        # The test's duration is the config's (runs.tsv does not record it); the count is the runs'.
         c = self.cfg
         return [
             md(
                 f"Paper 001's Experiment 4: throughput (iperf3's TCP stream, {num(c.get('duration_s'), 0)} s, for "
                 "netperf's TCP_STREAM) and round-trip latency (sockperf's TCP ping-pong, for TCP_RR) between a "
                 "process on the host and an entity on the same host, "
-                f"{num(c.get('iterations'), 0)} tests per run. The host's side is Debian's iperf3 or sockperf run "
+                f"{recorded(self.runs.get('n_iterations', [])) or 'an unrecorded number of'} tests per run "
+                "(results/stats/network/runs.tsv). The host's side is Debian's iperf3 or sockperf run "
                 "directly on the host; the entity's side the same package in the entity's image. `to-host`: the "
                 'client in the entity (the paper\'s "Container - Host"); `from-host`: the server in it. Network '
                 "modes: the host's network (no isolation), a Linux bridge with NAT rules (Docker's docker0, "

@@ -5,17 +5,17 @@ iteration's performance relates to the CPU pressure while it ran."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
 from interference.report.blocks import Block, md
-from interference.report.format import esc, num, p_str, pct, plural
+from interference.report.format import esc, num, numi, p_str, pct, plural
 from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME, PairsData
-from interference.studies.pairs.statistics.iteration_telemetry import TELEMETRY
+from interference.studies.pairs.statistics.iteration_telemetry import CASE_MEANS, CASE_SUMS, TELEMETRY
 
 SHARES = ["psi_cpu_some", "psi_cpu_full", "psi_memory_some", "psi_io_some", "throttled"]
-COUNTS = ["nr_throttled", "memory_failcnt", "oom_kill"]
 
 
 def pressure_figure(d, targets: list[str]) -> Figure:
@@ -42,34 +42,40 @@ class Contention:
     def __init__(self, data: PairsData):
         self.data = data
 
+    def interval_phrase(self) -> str:
+        """'every 0.5 s', as the runs recorded their sampler's interval (runs.tsv)."""
+        r = self.data.runs
+        values = r.get("telemetry_interval_s", [])
+        seen = sorted(
+            {float(v) for v in pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").dropna()}
+        )
+        if not seen:
+            return "at an interval these runs did not record"
+        return "every " + " or ".join(f"{v:g} s" for v in seen)
+
     def contention_blocks(self) -> list[Block]:
         d = self.data.doc.stats.table("pairs", "contention", ["value", "relative", *TELEMETRY])
         if d.empty or "psi_cpu_some" not in d or d["psi_cpu_some"].isna().all():
             return [md("These runs carry no contention telemetry (`telemetry_interval_s: 0`, or results of a version "
                        "before it); run them again to see pressure and throttling here.")]  # fmt: skip
-        interval = self.data.doc.config.get("telemetry_interval_s")
         blocks = [
-            md(f"During every run the runner sampled, every {esc(interval)} s, the host's pressure stall "
+            md(f"During every run the runner sampled, {self.interval_phrase()}, the host's pressure stall "
                "information (the share of time some or all runnable tasks waited for CPU, memory or I/O), its "
                "context switches, and each container's CPU throttling and memory-limit failures from its cgroup; "
                "each value below is taken over the measured iteration itself (counters interpolated between "
                "samples).")
         ]  # fmt: skip
-        per_iteration = d.drop_duplicates(["host", "runtime", "case", "target", "partner", "member", "repetition",
-                                           "iteration"])  # fmt: skip
-        rows = []
-        for (host, runtime, case), g in per_iteration.groupby(["host", "runtime", "case"], sort=True):
-            rows.append(
-                [f"{host} / {runtime}", CASE_NAME.get(case, case), str(len(g))]
-                + [pct(g[c].mean(), 1, sign=False) if g[c].notna().any() else "–" for c in SHARES]
-                + [num(g["ctxt_per_s"].mean(), 0)]
-                + [
-                    num(g["steal_cores"].mean(), 3)
-                    if "steal_cores" in g and g["steal_cores"].notna().any()
-                    else "–"
-                ]
-                + [num(g[c].sum(), 0) if g[c].notna().any() else "–" for c in COUNTS]
-            )
+        # The means and sums per case are the statistics step's (contention_by_case.tsv).
+        per_case = self.data.doc.stats.table(
+            "pairs", "contention_by_case", ["n_iterations", *CASE_MEANS, *CASE_SUMS]
+        )
+        rows = [
+            [f"{r['host']} / {r['runtime']}", CASE_NAME.get(r["case"], r["case"]), numi(r["n_iterations"])]
+            + [pct(r[c], 1, sign=False) for c in SHARES]
+            + [num(r["ctxt_per_s"], 0), num(r["steal_cores"], 3)]
+            + [num(r[c], 0) for c in CASE_SUMS]
+            for _, r in per_case.iterrows()
+        ]
         blocks.append(
             self.data.table(
                 [
@@ -92,7 +98,7 @@ class Contention:
                 "pressure, some or full: host-wide; throttled: the member's cgroup), context switches per "
                 "second (host), the host's steal (CPUs' worth of time the hypervisor ran others on this "
                 "machine's CPUs), and the member's throttled CFS periods, memory-limit failures and OOM kills "
-                "summed over the iterations; – where no value was taken (results/stats/pairs/contention.tsv).",
+                "summed over the iterations; – where no value was taken (results/stats/pairs/contention_by_case.tsv).",
                 numeric_from=2,
             )  # fmt: skip
         )

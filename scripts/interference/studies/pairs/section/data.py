@@ -37,7 +37,7 @@ RUNS_NUMERIC = [
     "repetition", "started", "finished", "duration_s", "iterations_requested", "window_s", "n_iterations",
     "n_failed", "n_in_overlap", "overlap_start", "overlap_end", "overlap_s", "loadavg_1m_before",
     "member1_iterations", "member1_failed", "member2_iterations", "member2_failed", "ci_half_width_max",
-    "window_final_s", "window_extended_s",
+    "window_final_s", "window_extended_s", "iteration_timeout_s",
 ]  # fmt: skip
 # Each table's columns and its number columns, from its declaration (schemas.py).
 TABLES = {

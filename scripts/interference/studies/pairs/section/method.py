@@ -7,9 +7,21 @@ import numpy as np
 import pandas as pd
 
 from interference.report.blocks import Block, md
-from interference.report.format import and_list, bytes_h, duration, esc, is_num, num, numi, pct, plural, utc
+from interference.report.format import (
+    and_list,
+    bytes_h,
+    duration,
+    esc,
+    is_num,
+    num,
+    numi,
+    pct,
+    plural,
+    recorded,
+    utc,
+)
 from interference.studies.pairs import schemas
-from interference.studies.pairs.cases import CASES
+from interference.studies.pairs.cases import ALONE_CASES, CASES, members_of
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_NAME, CASE_PLACEMENT, RESOURCE_TITLE, PairsData
 
@@ -33,6 +45,25 @@ def _requested(row, k, short=None) -> list[str]:
     ]
 
 
+def _cases(cases) -> str:
+    """'Case 1' or 'Cases 2, 3a and 3b'."""
+    cases = list(cases)
+    return f"Case{'s' if len(cases) > 1 else ''} {and_list(cases)}"
+
+
+def _sizes(text: str) -> str:
+    """runs.tsv's 'array_elements=20000000, ntimes=20' as 'array_elements = 20,000,000, ntimes = 20'."""
+    out = []
+    for part in text.split(", "):
+        key, _, value = part.partition("=")
+        try:
+            value = numi(float(value))
+        except ValueError:
+            pass  # a word (direct_io=True) stays as recorded
+        out.append(f"{key} = {value}")
+    return ", ".join(out)
+
+
 class Method:
     """The method: CEEM steps, microservices and tools, placement cases and limits, runs."""
 
@@ -46,25 +77,86 @@ class Method:
                 return ", ".join(f"{k} {v}" for k, v in tv.items()) or "–"
         return "–"
 
+    def ran(self) -> pd.DataFrame:
+        """The runs of the design as runs.tsv records them, without the baselines re-measured at
+        the end (drift check), which are not a level of any factor."""
+        r = self.data.runs
+        return r[r["after_all"].astype(str) != "True"] if "after_all" in r else r
+
+    def ran_cases(self) -> list[str]:
+        r = self.ran()
+        return [c for c in CASES if "case" in r and c in set(r["case"])]
+
+    def ran_microservices(self) -> list[str]:
+        """Every member of a recorded run, in the section's order (the config's, then the others)."""
+        r = self.ran()
+        seen = {m for k in (1, 2) if f"member{k}" in r for m in r[f"member{k}"] if m}
+        return [m for m in self.data.order() if m in seen] + sorted(seen - set(self.data.order()))
+
     def design_text(self) -> str:
-        c = self.data.config
-        ws = c.get("window_s", {})
-        cases = [x for x in CASES if x in c.get("cases", CASES)]
-        windows = ", ".join(f"{ws[k]} s in Case {k}" for k in CONCURRENT if k in ws and k in cases)
-        ms = c.get("microservices", [])
-        n_pairs = len(ms) * (len(ms) + 1) // 2
+        """The experimental design as it ran (runs.tsv), not as configured: the cases and
+        microservices with runs, the pairs run, the iterations each alone run recorded, each
+        window and the iteration timeout the runs were given."""
+        r = self.ran()
+        if not len(r) or "case" not in r:
+            return "No run records (results/stats/pairs/runs.tsv): what ran is not known."
+        cases = self.ran_cases()
+        alone = [c for c in cases if c in ALONE_CASES]
+        concurrent = [c for c in cases if c in CONCURRENT]
+        ms = self.ran_microservices()
+        rank = {m: i for i, m in enumerate(ms)}
+        pairs = sorted(
+            set(r.loc[r["case"].isin(concurrent), "pair"]),
+            key=lambda p: [rank.get(m, len(rank)) for m in members_of(p)],
+        )
+        every = {tuple(sorted((a, b))) for i, a in enumerate(ms) for b in ms[i:]}
         which = (
-            f"in the {plural(len(c['pairs']), 'pair')} {and_list(c['pairs'])} (the config's `pairs`)"
-            if c.get("pairs")
-            else f"in all {plural(n_pairs, 'unordered pair')} (self-pairs included)"
+            f"in all {plural(len(pairs), 'unordered pair')} (self-pairs included)"
+            if {tuple(sorted(members_of(p))) for p in pairs} == every
+            else f"in the {plural(len(pairs), 'pair')} {and_list(pairs)}"
         )
-        return (
-            f"Cases {and_list(cases)}; {plural(len(ms), 'microservice')} ({', '.join(ms)}) alone in Case 1 "
-            f"and {which} in Cases 2, 3a and 3b; "
-            f"{plural(c.get('iterations', 0), 'iteration')} in Case 1 (a fresh container each); "
-            f"windows of {windows or '–'}; {self.runs_per_cell()}; an iteration over "
-            f"{numi(c.get('iteration_timeout_s'))} s is killed and counted as failed."
+        # Iterations: what each alone run recorded (n_iterations, failed ones included), so that
+        # adaptive stopping and a changed config show; the config's `iterations` is only asked for.
+        iterations = and_list(
+            f"{recorded(r.loc[r['case'] == c, 'n_iterations'])} iterations in {CASE_NAME[c]}"
+            for c in alone
+            if recorded(r.loc[r["case"] == c, "n_iterations"])
         )
+        windows = []
+        for c in concurrent:
+            x = r[r["case"] == c]
+            w = recorded(x.get("window_s"), " s")
+            if not w:
+                continue
+            # The adaptive rule may hold a window open: the longest it ran, where longer.
+            final = pd.to_numeric(x.get("window_final_s", pd.Series(dtype=float)), errors="coerce")
+            held = (
+                f", held open to at most {numi(final.max())} s"
+                if final.notna().any() and final.max() > pd.to_numeric(x["window_s"], errors="coerce").max()
+                else ""
+            )
+            windows.append(f"{w} in {CASE_NAME[c]}{held}")
+        timeout = recorded(r.get("iteration_timeout_s"), " s")
+        who = f"{plural(len(ms), 'microservice')} ({', '.join(ms)})"
+        alone_in = f"alone in {_cases(alone)}"
+        paired_in = f"{which} in {_cases(concurrent)}"
+        parts = [
+            _cases(cases),
+            f"{who} {alone_in} and {paired_in}"
+            if alone and concurrent
+            else f"{who} {alone_in if alone else paired_in}",
+        ]
+        if iterations:
+            parts.append(f"{iterations} (a fresh container each)")
+        if concurrent:
+            parts.append(f"windows of {and_list(windows) or '–'}")
+        parts.append(self.runs_per_cell())
+        parts.append(
+            f"an iteration over {timeout} is killed and counted as failed"
+            if timeout
+            else "an iteration over its timeout (not recorded in runs.tsv) is killed and counted as failed"
+        )
+        return "; ".join(parts) + "."
 
     def runs_per_cell(self) -> str:
         """How many runs each cell had, per case, from what ran (runs.tsv), not from the config."""
@@ -81,7 +173,26 @@ class Method:
         ]
         return "runs per cell: " + ", ".join(parts)
 
+    def sizes_text(self) -> str:
+        """Each microservice's workload size as its runs recorded it (runs.tsv member<k>_sizes,
+        'n=5000'); several where runs differ (per host: the hosts part says which)."""
+        r = self.ran()
+        seen: dict[str, list[str]] = {}
+        for k in (1, 2):
+            if f"member{k}_sizes" not in r:
+                continue
+            for m, size in zip(r[f"member{k}"], r[f"member{k}_sizes"]):
+                if m and size and size not in seen.setdefault(m, []):
+                    seen[m].append(size)
+        return "; ".join(
+            f"{m}: " + " or ".join(_sizes(sz) for sz in sorted(seen[m]))
+            for m in self.ran_microservices()
+            if seen.get(m)
+        )
+
     def limits_text(self) -> str:
+        # The configured limits as a rule (mode, cores, memory): runs.tsv records them per
+        # container, and the Cases table beside this shows what each case requested and read back.
         lim = self.data.config.get("limits", {})
         cpu = (
             f"{plural(lim.get('cpus', 0), 'core')} pinned with --cpuset-cpus (disjoint cores in Case 3b)"
@@ -119,15 +230,7 @@ class Method:
             for t in present
         )
         tools = "; ".join(f"{self.data.name(t)}: {self.data.ms.get(t, {}).get('tool', '?')}" for t in present)
-        sizes_of = self.data.config.get("sizes", {})
-        sizes = "; ".join(
-            f"{t}: "
-            + ", ".join(
-                f"{k} = {numi(v) if isinstance(v, (int, float)) else v}" for k, v in sizes_of[t].items()
-            )
-            for t in self.data.config.get("microservices", [])
-            if sizes_of.get(t)
-        )
+        sizes = self.sizes_text()
         resources = and_list(
             RESOURCE_TITLE.get(self.data.resource(t), self.data.resource(t)) for t in present
         )
@@ -154,9 +257,9 @@ class Method:
              f"{metrics}. Tools: {tools}."),
             ("5–6 Factors and levels",
              "Placement case (1, 2, 3a, 3b) × co-located microservice; host, limits and workload sizes fixed.",
-             (f"Placement: {and_list(self.data.config.get('cases', []))}; partner: "
-             f"{', '.join(self.data.config.get('microservices', []))}; runtime: {engines or '–'}; limits: "
-             f"{self.limits_text()}; sizes: {sizes}.")),
+             (f"Placement: {and_list(self.ran_cases()) or '–'}; partner: "
+             f"{', '.join(self.ran_microservices()) or '–'}; runtime: {engines or '–'}; limits: "
+             f"{self.limits_text()}; sizes: {sizes or '–'}.")),
             ("7 Experimental design",
              "A fixed number of iterations alone; fixed-length windows for concurrent cases, averaged over the window.",
              self.design_text()),

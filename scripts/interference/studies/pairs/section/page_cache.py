@@ -83,8 +83,8 @@ class PageCache:
         s = self.data.summary[self.data.summary["target"] == DISK]
         if s.empty:
             return []
-        sizes = self.data.config.get("sizes", {}).get(DISK, {})
-        if sizes.get("direct_io"):
+        sizes = self.disk_sizes()
+        if sizes.get("direct_io") == {"True"}:
             return [md("**Bonnie++ and the page cache.** Bonnie++ ran its block tests with O_DIRECT "
                        "(`sizes.B.direct_io`): every case measured the disk path, not the page cache.")]  # fmt: skip
         rows, rewrite_irs, counts = [], {}, {}
@@ -109,9 +109,10 @@ class PageCache:
             ir_text = "baseline" if case == "1" else (
                 f"{num(ir['ir'].min(), 2)} to {num(ir['ir'].max(), 2)}" if ir["ir"].notna().any() else "–")  # fmt: skip
             rows.append([CASE_NAME[case], self.disk_memory(case), *untimed, ir_text])
+        data_mb = " or ".join(sorted(sizes.get("file_size_mb", {"?"})))
         return [
             md(
-                f"**Bonnie++ and the page cache.** Bonnie++'s data set ({esc(sizes.get('file_size_mb', '?'))} MiB) is "
+                f"**Bonnie++ and the page cache.** Bonnie++'s data set ({esc(data_mb)} MiB) is "
                 "twice the Case 1 container's memory (the papers' rule); without a memory limit the host's page "
                 f"cache may hold it. {untimed_contrast(counts)}{rewrite_cause(rewrite_irs)} Whether the page cache "
                 "is the cause is not measured by these buffered runs: O_DIRECT runs (`sizes.B.direct_io`, "
@@ -133,6 +134,20 @@ class PageCache:
                 table_class="rpt-table rpt-small",
             ),
         ]
+
+    def disk_sizes(self) -> dict[str, set[str]]:
+        """B's workload sizes as its runs recorded them (runs.tsv member<k>_sizes, 'file_size_mb=2048,
+        direct_io=False'): each size's values over the runs, so the text says what ran."""
+        r = self.data.runs
+        seen: dict[str, set[str]] = {}
+        for k in (1, 2):
+            if f"member{k}_sizes" not in r:
+                continue
+            for text in r.loc[r[f"member{k}"] == DISK, f"member{k}_sizes"]:
+                for part in filter(None, str(text).split(", ")):
+                    key, _, value = part.partition("=")
+                    seen.setdefault(key, set()).add(value)
+        return seen
 
     def disk_memory(self, case: str) -> str:
         """The memory B's container could use in a case, as read back in it ('host' when unlimited)."""

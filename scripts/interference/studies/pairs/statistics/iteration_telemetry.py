@@ -3,6 +3,7 @@ the Case 1 mean of the same host, runtime, target and metric (above 1: better, w
 metric's direction) beside the run's telemetry over that iteration (interference.host.telemetry:
 the host's pressure stall shares, context switches and steal, the member's CPU throttling and memory
 failures). results/stats/pairs/contention.tsv; empty when the runs have no telemetry.
+Summed up per case in contention_by_case.tsv, and against performance in pressure_correlation.tsv.
 
 A member's cpu_cores is the sampler's where it saw the container over the whole iteration, else
 what the loop read from the container's cgroup (a Case 1 container lives for one iteration,
@@ -60,3 +61,26 @@ def pressure_correlation(contention_table: pd.DataFrame) -> pd.DataFrame:
             rho, p = stats.spearmanr(t["psi_cpu_some"], t["relative"])
             rows.append({"host": host, "runtime": runtime, "target": target, "n": len(t), "rho": rho, "p": p})
     return pd.DataFrame(rows, columns=PRESSURE_COLUMNS)
+
+
+# Per case: the shares and rates are averaged over the measured iterations, the counters summed.
+CASE_MEANS = ["psi_cpu_some", "psi_cpu_full", "psi_memory_some", "psi_io_some", "throttled", "ctxt_per_s",
+              "steal_cores"]  # fmt: skip
+CASE_SUMS = ["nr_throttled", "memory_failcnt", "oom_kill"]
+CASE_COLUMNS = ["host", "runtime", "case", "n_iterations", *CASE_MEANS, *CASE_SUMS]
+
+
+def by_case(contention_table: pd.DataFrame) -> pd.DataFrame:
+    """Per host, runtime and case: how many measured iterations (each member's once: the rows of
+    its metrics share the iteration's telemetry), the mean of each share and rate over those that
+    have a value and the sum of each counter; empty (NaN) where no iteration has one."""
+    if contention_table.empty:
+        return pd.DataFrame(columns=CASE_COLUMNS)
+    keys = ["host", "runtime", "case", "target", "partner", "member", "repetition", "iteration"]
+    d = contention_table.drop_duplicates(keys).copy()
+    for c in CASE_MEANS + CASE_SUMS:
+        d[c] = pd.to_numeric(d[c], errors="coerce") if c in d else float("nan")
+    g = d.groupby(["host", "runtime", "case"], sort=True)
+    out = g[CASE_MEANS].mean().join(g[CASE_SUMS].sum(min_count=1))
+    out.insert(0, "n_iterations", g.size())
+    return out.reset_index()[CASE_COLUMNS]

@@ -67,6 +67,10 @@ def pressure_correlation(inputs, jobs):
     return iteration_telemetry.pressure_correlation(read_samples(inputs["contention"]))
 
 
+def contention_by_case(inputs, jobs):
+    return iteration_telemetry.by_case(read_samples(inputs["contention"]))
+
+
 def split(inputs, jobs):
     return limit_partner.split(_study_samples(inputs, with_unlimited=True), jobs=jobs)
 

@@ -11,6 +11,8 @@ from interference.studies.pingpong.section.data import HEADROOM, message_size
 
 class Method:
     def method(self) -> list[Block]:
+        # The config's protocol: runs.tsv records none of the sizes, durations or concurrency, and
+        # its n_iterations counts the tests over all sizes, so the tests per size cannot be told from it.
         c = self.cfg
         sizes = ", ".join(message_size(m) for m in c.get("message_sizes", []))
         return [
