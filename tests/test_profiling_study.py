@@ -1,0 +1,274 @@
+"""The profiling study (issue 35) without containers: its config refused before anything runs,
+its run keys read back, each run's settings holding what changes it and nothing else, the
+statistics on hand-made samples against hand computation, and a dry run of the CI config."""
+
+import copy
+import re
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, SNAKEMAKE
+from interference import studies
+from interference.steps.config import ConfigError, validate
+from interference.studies.profiling import plan
+from interference.studies.profiling.parse import SAMPLE_COLUMNS
+from interference.studies.profiling.pressure import CLIPPED, NO_DEGRADATION, invert, pressure, probe_curve
+from interference.studies.profiling.statistics import limit_effect, sensitivity
+
+STUDY = studies.get("profiling")
+FULL = yaml.safe_load((REPO / "config/profiling.yaml").read_text())
+
+
+def profiling_cfg(**part) -> dict:
+    return validate({"runtimes": ["docker"], "studies": {"profiling": part}}, machine=False)
+
+
+# -- the config -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "part,needle",
+    [
+        (
+            {"microservices": ["L", "ZZ"]},
+            "studies.profiling.microservices[1] has the unknown microservice 'ZZ'",
+        ),
+        ({"microservices": ["L", "X"]}, "the study's own bubble (X) or probe (Q)"),
+        ({"microservices": ["Q"]}, "the study's own bubble (X) or probe (Q)"),
+        ({"placements": ["3b"]}, "placements"),
+        ({"resources": ["gpu"]}, "resources"),
+        ({"intensities": {"cpu": [0]}}, "intensities"),
+        ({"intensities": {"cpu": [64]}}, "intensities.cpu has 64 cores, but this host has"),
+        (
+            {"window_s_per_microservice": {"B": 30}, "microservices": ["L"]},
+            "window_s_per_microservice has 'B'",
+        ),
+        ({"sizes": {"X": {"intensity": 3}}}, "sizes"),  # the runs set the bubble's intensity
+        ({"sizes": {"Q": {"resource": "cpu"}}}, "sizes"),
+        ({"limits": {"memory": "lots"}}, "limits"),
+        ({"window_s": 0}, "window_s"),
+    ],
+)
+def test_bad_config_is_refused_with_the_key(part, needle):
+    with pytest.raises(ConfigError) as e:
+        profiling_cfg(**part)
+    assert needle in str(e.value)
+
+
+def test_defaults_are_the_six_microservices_and_every_resource():
+    cfg = profiling_cfg()["studies"]["profiling"]
+    assert cfg["microservices"] == ["L", "S", "B", "NS", "NR", "Y"]
+    assert cfg["resources"] == ["cpu", "memory", "disk", "network"]
+    assert cfg["intensities"]["memory"] == [4, 64, 512] and cfg["placements"] == ["2", "3a"]
+
+
+def test_profiling_config_has_the_default_configs_sizes_and_limits():
+    pairs = yaml.safe_load((REPO / "config/config.yaml").read_text())["studies"]["pairs"]
+    mine = FULL["studies"]["profiling"]
+    assert mine["limits"] == pairs["limits"]
+    assert {m: mine["sizes"][m] for m in mine["microservices"]} == {
+        m: pairs["sizes"][m] for m in mine["microservices"]
+    }
+
+
+# -- run keys and settings ---------------------------------------------------------------------
+def test_run_keys_read_back():
+    cfg = validate(FULL, machine=False)["studies"]["profiling"]
+    runs = STUDY.runs(cfg)
+    assert len(runs) == len({(r.key, r.repetition) for r in runs}) == 124
+    for r in runs:
+        assert re.fullmatch(STUDY.key_pattern, r.key)
+        assert STUDY.key_of(STUDY.run_of(r.key)) == r.key
+    every = plan.runs({**cfg, "placements": ["2", "3a"]})
+    assert all(STUDY.run_of(STUDY.key_of(run)) == run for run in every)
+    assert STUDY.run_of("2/L/cpu-0.5") == plan.ProfilingRun("2", "L", "cpu", 0.5)
+    assert STUDY.run_of("3a/Q/memory+S") == plan.ProfilingRun("3a", "Q", "memory", partner="S")
+    assert STUDY.run_of("1u/Q/disk") == plan.ProfilingRun("1u", "Q", "disk")
+    assert STUDY.run_of("1/B/alone") == plan.ProfilingRun("1", "B")
+
+
+def test_images_stack_the_bubble_and_the_probe_in_placement_2():
+    cfg = profiling_cfg(microservices=["L", "NS"])["studies"]["profiling"]
+    assert STUDY.run_images(cfg, "2/L/cpu-1") == ["L+X"]
+    assert STUDY.run_images(cfg, "3a/L/cpu-1") == ["L", "X"]
+    assert STUDY.run_images(cfg, "2/Q/disk+NS") == ["NS", "NS+Q"]  # NS's server from its own image
+    assert STUDY.run_images(cfg, "2/Q/cpu-1") == ["Q+X"]
+    assert {"L+X", "L+Q", "Q+X", "NS+X", "NS+Q", "X", "Q"} <= set(STUDY.images(cfg))
+
+
+def settings(cfg: dict, key: str) -> dict:
+    return STUDY.settings(cfg["studies"]["profiling"], key)
+
+
+def test_settings_hold_what_changes_the_run():
+    base = profiling_cfg(microservices=["L", "S", "B"])
+    assert "limits" in settings(base, "1/L/alone") and "limits" not in settings(base, "1u/L/alone")
+    beside = settings(base, "3a/L/cpu-0.5")
+    assert set(beside) == {
+        "case",
+        "target",
+        "resource",
+        "intensity",
+        "window_s",
+        "iteration_timeout_s",
+        "sizes",
+    }
+    assert set(beside["sizes"]) == {"L", "X"} and beside["sizes"]["X"]["intensity"] == 0.5
+    assert set(settings(base, "1u/Q/cpu")["sizes"]["Q"]) == {"resource", "cpu_ops"}
+
+    def changed(patch: dict) -> set[str]:
+        other = profiling_cfg(
+            **{**copy.deepcopy(base["studies"]["profiling"]), **patch, "runtimes": ["docker"]}
+        )
+        keys = [r.key for r in STUDY.runs(base["studies"]["profiling"])]
+        return {k for k in keys if settings(base, k) != settings(other, k)}
+
+    assert changed({"limits": {"memory": "1g"}}) == {"1/L/alone", "1/S/alone", "1/B/alone"}
+    assert changed({"sizes": {"Q": {"memory_ops": 7}}}) == {
+        k for k in (r.key for r in STUDY.runs(base["studies"]["profiling"])) if k.split("/")[1:2] == ["Q"]
+        and k.split("/")[2].startswith("memory")
+    }  # fmt: skip
+    assert changed({"sizes": {"S": {"ntimes": 3}}}) == {
+        k for k in (r.key for r in STUDY.runs(base["studies"]["profiling"])) if k.split("/")[1] == "S" or k.endswith("+S")
+    }  # fmt: skip
+    assert changed({"window_s_per_microservice": {"B": 30}}) == {
+        k for k in (r.key for r in STUDY.runs(base["studies"]["profiling"]))
+        if (k.split("/")[1] == "B" or k.endswith("+B")) and not k.startswith("1")
+    }  # fmt: skip
+
+
+def test_expected_seconds_model():
+    cfg = validate(FULL, machine=False)
+    s = studies.run_settings(cfg, "profiling", "docker", "3a/L/cpu-0.5", 1)
+    # set-up 0.5 + start file 1.5 + window 2 + the bubble's margin and start 1.2 (L's half iteration is less)
+    assert STUDY.expected_seconds(s) == pytest.approx(0.5 + 1.5 + 2 + 1.2)
+    assert STUDY.fixed_seconds(s) == pytest.approx(1.5 + 2 + 1)
+    alone = studies.run_settings(cfg, "profiling", "docker", "1/B/alone", 1)
+    assert STUDY.expected_seconds(alone) == pytest.approx(0.5 + 3 * (4.6 + 2048 / 435 + 0.3))
+
+
+# -- statistics on hand-made samples ----------------------------------------------------------
+def samples(rows) -> pd.DataFrame:
+    out = []
+    for case, target, resource, intensity, partner, rep, metric, higher, values in rows:
+        for i, v in enumerate(values, 1):
+            out.append(dict(host="h", runtime="docker", case=case, target=target, resource=resource,
+                            intensity=intensity, partner=partner, repetition=rep, iteration=i, metric=metric,
+                            value=v, unit="u", higher_is_better=higher, in_overlap=True, start=0, end=1,
+                            status="ok"))  # fmt: skip
+    return pd.DataFrame(out, columns=SAMPLE_COLUMNS)
+
+
+def table(tmp_path, function, rows) -> pd.DataFrame:
+    path = tmp_path / "samples.tsv"
+    samples(rows).to_csv(path, sep="\t", index=False)
+    return function({"samples": path}, 1)
+
+
+def test_sensitivity_is_the_relative_change_against_case_1u(tmp_path):
+    out = table(tmp_path, sensitivity, [
+        ("1u", "L", "", "", "", 1, "gflops", True, [10, 12]),
+        ("3a", "L", "cpu", "1", "", 1, "gflops", True, [8, 9]),
+        ("1u", "Y", "", "", "", 1, "total_time", False, [1.0, 1.2]),
+        ("3a", "Y", "cpu", "1", "", 1, "total_time", False, [1.5, 1.7]),
+    ])  # fmt: skip
+    at = out.set_index(["microservice", "intensity"])
+    assert at.loc[("L", 1.0), "degradation"] == pytest.approx((8.5 - 11) / 11)
+    assert at.loc[("Y", 1.0), "degradation"] == pytest.approx((1.1 - 1.6) / 1.1)  # lower is better: (b - x)/b
+    assert at.loc[("L", 0.0), "degradation"] == 0 and at.loc[("L", 0.0), "ci_level"] == "baseline"
+    row = at.loc[("L", 1.0)]
+    assert row.ci_low <= row.degradation <= row.ci_high and row.ci_level == "iterations" and row.runs == 1
+    assert list(out.columns[2:11]) == ["microservice", "placement", "resource", "intensity", "metric",
+                                       "degradation", "ci_low", "ci_high", "runs"]  # fmt: skip
+
+
+def test_sensitivity_ci_is_at_the_runs_level_with_repeated_runs(tmp_path):
+    out = table(tmp_path, sensitivity, [
+        ("1u", "L", "", "", "", 1, "gflops", True, [10, 12]),
+        ("1u", "L", "", "", "", 2, "gflops", True, [11, 13]),
+        ("2", "L", "memory", "64", "", 1, "gflops", True, [8, 9]),
+        ("2", "L", "memory", "64", "", 2, "gflops", True, [9, 10]),
+    ])  # fmt: skip
+    row = out[out.intensity == 64].iloc[0]
+    assert row.degradation == pytest.approx((9 - 11.5) / 11.5) and row.runs == 2
+    assert row.ci_level == "runs" and row.ci_low < row.degradation < row.ci_high
+
+
+def test_limit_effect_is_case_1u_against_case_1(tmp_path):
+    out = table(tmp_path, limit_effect, [
+        ("1", "L", "", "", "", 1, "gflops", True, [5, 7]),
+        ("1u", "L", "", "", "", 1, "gflops", True, [10, 12]),
+        ("1", "Y", "", "", "", 1, "total_time", False, [2.0, 2.2]),
+        ("1u", "Y", "", "", "", 1, "total_time", False, [1.0, 1.2]),
+    ])  # fmt: skip
+    effect = out.set_index("microservice")["effect"]
+    assert effect["L"] == pytest.approx((11 - 6) / 6)
+    assert effect["Y"] == pytest.approx((2.1 - 1.1) / 2.1)
+    assert list(out.columns[2:7]) == ["microservice", "metric", "effect", "ci_low", "ci_high"]
+
+
+def test_invert_reads_the_intensity_off_the_probes_curve():
+    xs, curve = [1, 2], [-0.2, -0.5]
+    assert invert(xs, curve, -0.35) == (pytest.approx(1.5), "")
+    assert invert(xs, curve, -0.1) == (pytest.approx(0.5), "")  # between (0, 0) and the first bubble
+    assert invert(xs, curve, 0.05) == (0.0, NO_DEGRADATION)
+    assert invert(xs, curve, -0.7) == (2.0, CLIPPED)
+    # A rise in the probe's curve is noise: pooled into a flat stretch, then the first point at it.
+    assert probe_curve(100, [80, 85]) == pytest.approx([-0.175, -0.175])
+    assert invert([1, 2], probe_curve(100, [80, 85]), -0.175)[0] == pytest.approx(1.0)
+
+
+def test_pressure_from_probe_samples(tmp_path):
+    probe = lambda case, partner, intensity, values: (  # noqa: E731
+        case,
+        "Q",
+        "cpu",
+        intensity,
+        partner,
+        1,
+        "cpu_rate",
+        True,
+        values,
+    )
+    out = table(tmp_path, pressure, [
+        probe("1u", "", "", [99, 101]),
+        probe("3a", "", "1", [79, 81]),
+        probe("3a", "", "2", [49, 51]),
+        probe("3a", "L", "", [64, 66]),
+        probe("3a", "S", "", [109, 111]),
+        probe("3a", "Y", "", [29, 31]),
+        ("3a", "L", "cpu", "1", "", 1, "gflops", True, [1, 2]),  # not the probe: not in the fit
+    ])  # fmt: skip
+    at = out.set_index("microservice")
+    assert at.loc["L", "pressure"] == pytest.approx(1.5)
+    assert at.loc["L", "ci_low"] <= 1.5 <= at.loc["L", "ci_high"] and at.loc["L", "ci_level"] == "iterations"
+    assert at.loc["S", "pressure"] == 0 and at.loc["S", "note"] == NO_DEGRADATION
+    assert at.loc["Y", "pressure"] == 2 and at.loc["Y", "note"] == CLIPPED
+    assert list(out.columns[2:8]) == [
+        "microservice",
+        "placement",
+        "resource",
+        "pressure",
+        "ci_low",
+        "ci_high",
+    ]
+    assert np.isfinite(out["pressure"]).all()
+
+
+# -- the workflow (dry run only: no container starts) ------------------------------------------
+def test_dry_run_plans_the_ci_config(tmp_path):
+    r = subprocess.run(
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path), "-n", "--cores", "1", "report/paper.html",
+         "--configfile", str(REPO / "config/profiling-ci.yaml")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = r.stdout + r.stderr
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))
+    assert counts["run"] == counts["parse_run"] == "15"
+    assert counts["statistics"] == "4" and counts["build_image"] == "10"
+    for name in ("sensitivity", "pressure", "limit_effect", "summary"):
+        assert f"results/stats/profiling/{name}.tsv" in text
+    assert "results/raw/" in text and "/profiling/2/Q/cpu+L/rep1/meta.json" in text
+    assert not (tmp_path / "results").exists()
