@@ -117,25 +117,26 @@ def test_settings_hold_what_changes_the_run():
     assert set(beside["sizes"]) == {"L", "X"} and beside["sizes"]["X"]["intensity"] == 0.5
     assert set(settings(base, "1u/Q/cpu")["sizes"]["Q"]) == {"resource", "cpu_ops"}
 
+    every = [r.key for r in STUDY.runs(base["studies"]["profiling"])]
+
     def changed(patch: dict) -> set[str]:
         other = profiling_cfg(
             **{**copy.deepcopy(base["studies"]["profiling"]), **patch, "runtimes": ["docker"]}
         )
-        keys = [r.key for r in STUDY.runs(base["studies"]["profiling"])]
-        return {k for k in keys if settings(base, k) != settings(other, k)}
+        return {k for k in every if settings(base, k) != settings(other, k)}
+
+    def fields(k: str) -> list[str]:
+        return k.split("/")
 
     assert changed({"limits": {"memory": "1g"}}) == {"1/L/alone", "1/S/alone", "1/B/alone"}
-    assert changed({"sizes": {"Q": {"memory_ops": 7}}}) == {
-        k for k in (r.key for r in STUDY.runs(base["studies"]["profiling"])) if k.split("/")[1:2] == ["Q"]
-        and k.split("/")[2].startswith("memory")
-    }  # fmt: skip
-    assert changed({"sizes": {"S": {"ntimes": 3}}}) == {
-        k for k in (r.key for r in STUDY.runs(base["studies"]["profiling"])) if k.split("/")[1] == "S" or k.endswith("+S")
-    }  # fmt: skip
-    assert changed({"window_s_per_microservice": {"B": 30}}) == {
-        k for k in (r.key for r in STUDY.runs(base["studies"]["profiling"]))
-        if (k.split("/")[1] == "B" or k.endswith("+B")) and not k.startswith("1")
-    }  # fmt: skip
+    memory_probe = {k for k in every if fields(k)[1] == "Q" and fields(k)[2].startswith("memory")}
+    assert changed({"sizes": {"Q": {"memory_ops": 7}}}) == memory_probe
+    with_s = {k for k in every if fields(k)[1] == "S" or k.endswith("+S")}
+    assert changed({"sizes": {"S": {"ntimes": 3}}}) == with_s
+    b_windows = {
+        k for k in every if (fields(k)[1] == "B" or k.endswith("+B")) and fields(k)[0] in ("2", "3a")
+    }
+    assert changed({"window_s_per_microservice": {"B": 30}}) == b_windows
 
 
 def test_expected_seconds_model():
@@ -259,8 +260,8 @@ def test_pressure_from_probe_samples(tmp_path):
 # -- the workflow (dry run only: no container starts) ------------------------------------------
 def test_dry_run_plans_the_ci_config(tmp_path):
     r = subprocess.run(
-        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path), "-n", "--cores", "1", "report/paper.html",
-         "--configfile", str(REPO / "config/profiling-ci.yaml")],
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path), "-n", "--cores", "1",
+         "report/paper.html", "--configfile", str(REPO / "config/profiling-ci.yaml")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
@@ -272,3 +273,104 @@ def test_dry_run_plans_the_ci_config(tmp_path):
         assert f"results/stats/profiling/{name}.tsv" in text
     assert "results/raw/" in text and "/profiling/2/Q/cpu+L/rep1/meta.json" in text
     assert not (tmp_path / "results").exists()
+
+
+# -- the runner on a runtime that starts nothing ------------------------------------------------
+FIXTURE = {"L": "L/ok", "NS": "NS/ok", "X": "X/ok", "Q": "Q/ok"}
+
+
+class RecordingRuntime:
+    """Records what the runner asks for; a started container's loops 'ran' one iteration each,
+    written as microservice-loop writes them (the measured one inside the bubble's span)."""
+
+    def __init__(self, outdir):
+        self.outdir, self.started, self.removed, self.networks, self.volumes = outdir, [], [], [], []
+
+    def run_argv(self, spec):
+        return ["recorded", spec.name]
+
+    def start(self, spec):
+        self.started.append(spec)
+        text = spec.command[2] if spec.command[0] == "sh" else " ".join(spec.command)
+        for loop in text.split(" & "):
+            words = loop.split()
+            if "microservice-loop" not in words:
+                continue
+            i = words.index("microservice-loop")
+            ms, folder, first = words[i + 1], words[i + 2].removeprefix("/results/"), int(words[i + 3])
+            d = self.outdir / folder
+            d.mkdir(parents=True, exist_ok=True)
+            start, end = (99.0, 200.0) if ms == "X" else (100.0 + first, 100.5 + first)
+            with open(d / "iterations.tsv", "a") as f:
+                f.write(f"{first}\t{start}\t{end}\t0\n")
+            fixture = FIXTURE[ms] + ("_network" if spec.env.get("PROBE_RESOURCE") == "network" else "")
+            for ext in ("out", "err"):
+                (d / f"iter{first:04d}.{ext}").write_text(
+                    (REPO / "tests/fixtures" / f"{fixture}.{ext}").read_text()
+                )
+
+    def wait(self, name, timeout_s):
+        return 0
+
+    def logs(self, name):
+        return ""
+
+    def remove(self, name):
+        self.removed.append(name)
+
+    def create_network(self, name, labels):
+        self.networks.append((name, labels))
+
+    def create_volume(self, name, labels):
+        self.volumes.append((name, labels))
+
+    def address_of(self, name):
+        return "10.0.0.9"
+
+
+def run_recorded(tmp_path, key: str, **part):
+    from interference.core.run_context import RunContext
+    from interference.studies.profiling import execute, parse
+
+    cfg = validate({"runtimes": ["docker"], "studies": {"profiling": part}}, machine=False)
+    s = {"host": "h", **studies.run_settings(cfg, "profiling", "docker", key, 1)}
+    rt = RecordingRuntime(tmp_path)
+    images = {
+        name: {"ref": name, "id": f"id-{name}"} for name in STUDY.run_images(cfg["studies"]["profiling"], key)
+    }
+    ctx = RunContext(s, tmp_path, rt, images)
+    meta = execute.execute(ctx)
+    return rt, ctx, meta, parse.parse({"settings": s, **meta}, tmp_path)
+
+
+def test_placement_2_runs_both_loops_in_one_unlimited_container(tmp_path):
+    rt, ctx, meta, rows = run_recorded(tmp_path, "2/Q/cpu-1", microservices=["L"], window_s=2)
+    (spec,) = rt.started
+    assert spec.image == "id-Q+X" and spec.command[:2] == ["sh", "-c"] and spec.command[2].endswith("& wait")
+    assert spec.limits() == {"cpuset": None, "cpus": None, "memory": None} and spec.labels == ctx.labels
+    assert spec.env["PROBE_RESOURCE"] == "cpu" and spec.env["BUBBLE_INTENSITY"] == "1.0"
+    assert spec.env["BUBBLE_SECONDS"] == "3"  # the window and the margin
+    assert {v for _, v in spec.volumes} == {"/probe-scratch", "/bubble-scratch"}
+    assert all(labels == ctx.labels for _, labels in rt.volumes)  # removed with the run's label
+    assert meta["n_iterations"] == 1 and meta["n_failed"] == 0
+    assert list(rows["metric"]) == ["cpu_rate"] and rows["value"].iloc[0] == pytest.approx(315.48977)
+    assert bool(rows["in_overlap"].iloc[0]) and rows["intensity"].iloc[0] == 1.0
+
+
+def test_placement_3a_runs_two_containers_and_a_server(tmp_path):
+    rt, ctx, meta, rows = run_recorded(tmp_path, "3a/Q/network+NS", microservices=["NS"], window_s=2)
+    images = [s.image for s in rt.started]
+    assert images == ["id-NS", "id-NS", "id-Q"]  # the server, then NS, then the probe
+    assert rt.networks and rt.networks[0][1] == ctx.labels
+    ns_loop = rt.started[1].command
+    assert ns_loop[:2] == ["env", "SERVER_HOST=10.0.0.9"] and "partner-NS" in " ".join(ns_loop)
+    assert "SERVER_HOST=10.0.0.9" not in " ".join(rt.started[2].command)
+    assert list(rows["metric"]) == ["network_rate"] and rows["partner"].iloc[0] == "NS"
+
+
+def test_case_1_runs_each_iteration_in_a_fresh_limited_container(tmp_path):
+    rt, ctx, meta, rows = run_recorded(tmp_path, "1/L/alone", microservices=["L"], iterations=2)
+    assert [s.image for s in rt.started] == ["id-L", "id-L"] and rt.removed == [s.name for s in rt.started]
+    assert all(s.memory == "2g" and s.cpuset is not None for s in rt.started)
+    assert meta["n_iterations"] == 2 and list(rows["iteration"]) == [1, 2]
+    assert rows["metric"].eq("gflops").all() and rows["status"].eq("ok").all()
