@@ -374,3 +374,44 @@ def test_case_1_runs_each_iteration_in_a_fresh_limited_container(tmp_path):
     assert all(s.memory == "2g" and s.cpuset is not None for s in rt.started)
     assert meta["n_iterations"] == 2 and list(rows["iteration"]) == [1, 2]
     assert rows["metric"].eq("gflops").all() and rows["status"].eq("ok").all()
+
+
+def test_the_tables_feed_the_predictor(tmp_path):
+    """sensitivity, pressure and limit_effect as written here are what profiles.py reads and
+    predict.py turns into a pair's IR."""
+    from interference.studies.profiling.predict import predict_group
+    from interference.studies.profiling.profiles import Profiles
+
+    rows = [
+        ("1", "L", "", "", "", 1, "gflops", True, [9, 11]),
+        ("1u", "L", "", "", "", 1, "gflops", True, [10, 12]),
+    ]
+    rows += [("3a", "L", "cpu", x, "", 1, "gflops", True, v) for x, v in (("1", [8, 9]), ("2", [5, 6]))]
+    rows += [
+        ("1", "S", "", "", "", 1, "copy", True, [9, 11]),
+        ("1u", "S", "", "", "", 1, "copy", True, [9, 11]),
+    ]
+    rows += [("3a", "S", "cpu", x, "", 1, "copy", True, [10, 10.5]) for x in ("1", "2")]
+    rows += [("1u", "Q", "cpu", "", "", 1, "cpu_rate", True, [99, 101])]
+    rows += [("3a", "Q", "cpu", x, "", 1, "cpu_rate", True, v) for x, v in (("1", [79, 81]), ("2", [49, 51]))]
+    rows += [("3a", "Q", "cpu", "", p, 1, "cpu_rate", True, v) for p, v in (("L", [64, 66]), ("S", [89, 91]))]
+    # The other resources: the probe is not slower beside either microservice (pressure 0).
+    for r in ("memory", "disk", "network"):
+        rows += [("1u", "Q", r, "", "", 1, f"{r}_rate", True, [99, 101])]
+        rows += [("3a", "Q", r, "1", "", 1, f"{r}_rate", True, [79, 81])]
+        rows += [("3a", "Q", r, "", p, 1, f"{r}_rate", True, [110, 112]) for p in ("L", "S")]
+    paths = {}
+    for name, function in (
+        ("sensitivity", sensitivity),
+        ("pressure", pressure),
+        ("limit_effect", limit_effect),
+    ):
+        paths[name] = tmp_path / f"{name}.tsv"
+        table(tmp_path, function, rows).to_csv(paths[name], sep="\t", index=False)
+    profiles = Profiles.read(paths["sensitivity"], paths["pressure"], paths["limit_effect"])
+    assert profiles.pressure_of("S", "3a", "cpu")[0] == pytest.approx(0.5)
+    predicted = {r["target"]: r for r in predict_group(profiles, "3a", ["L", "S"])}
+    # L beside S's pressure 0.5: half way to L's degradation at 1 core, (8.5 - 11)/11, and the
+    # limit's removal, (11 - 10)/10: 1 + IR = 1.1 * (1 - 0.5 * 2.5/11).
+    assert predicted["L"]["ir"] == pytest.approx(1.1 * (1 - 0.5 * 2.5 / 11) - 1), predicted["L"]["reason"]
+    assert predicted["L"]["ir_low"] <= predicted["L"]["ir"] <= predicted["L"]["ir_high"]
