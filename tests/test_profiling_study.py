@@ -415,3 +415,11 @@ def test_the_tables_feed_the_predictor(tmp_path):
     # limit's removal, (11 - 10)/10: 1 + IR = 1.1 * (1 - 0.5 * 2.5/11).
     assert predicted["L"]["ir"] == pytest.approx(1.1 * (1 - 0.5 * 2.5 / 11) - 1), predicted["L"]["reason"]
     assert predicted["L"]["ir_low"] <= predicted["L"]["ir"] <= predicted["L"]["ir_high"]
+
+
+def test_runs_tsv_columns_say_what_was_beside_what():
+    cfg = profiling_cfg(microservices=["L"])
+    s = studies.run_settings(cfg, "profiling", "docker", "3a/Q/cpu+L", 1)
+    assert STUDY.run_row({"settings": s}) == {
+        "case": "3a", "target": "Q", "resource": "cpu", "intensity": "", "partner": "L", "window_s": 10,
+    }  # fmt: skip
