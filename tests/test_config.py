@@ -43,7 +43,7 @@ def test_defaults_are_filled():
 @pytest.mark.parametrize(
     "patch, key, value",
     [
-        ({"microservices": ["L", "X"]}, "studies.pairs.microservices[1]", "'X'"),
+        ({"microservices": ["L", "ZZ"]}, "studies.pairs.microservices[1]", "'ZZ'"),
         ({"cases": ["1", "4"]}, "studies.pairs.cases[1]", '"4"'),
         ({"runtimes": ["rkt"]}, "studies.pairs.runtimes[0]", "'rkt'"),
         ({"iterations": 0}, "studies.pairs.iterations", "0"),
@@ -111,7 +111,7 @@ def test_yaml_syntax_error_names_file_line_and_column(tmp_path):
 @pytest.mark.parametrize(
     "text, needle",
     [
-        ("studies: {pairs: {microservices: [L, Q]}}\n", "'Q'"),
+        ("studies: {pairs: {microservices: [L, ZZ]}}\n", "'ZZ'"),
         ("studies: {pairs: {microservices: [L], iterations: 0}}\n", "iterations"),
         ("studies: {pairs: {microservices: [L, NS], runtimes: [host]}}\n", "private networks"),
         ("studies: {nope: {}}\n", "unknown study"),

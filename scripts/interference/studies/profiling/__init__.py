@@ -2,6 +2,224 @@
 each shared resource, so that pairs never measured can be predicted (predict.py), the prediction
 checked on the pair study's measured pairs (validate.py) and placements advised (advise.py).
 
-Only the pure computation is here so far; the Study class (runs, execution, parsing and the
-statistics that write sensitivity.tsv, pressure.tsv and limit_effect.tsv) comes later. Without a
-Study subclass the registry skips this folder."""
+  run keys  plan.py (e.g. 1u/L/alone, 2/L/cpu-0.5, 3a/Q/memory+S)   runner  execute.py
+  parser    parse.py     tables  statistics.py (sensitivity, limit_effect, summary), pressure.py"""
+
+from __future__ import annotations
+
+import copy
+import os
+
+from interference.core.microservices import registry as microservices
+from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
+from interference.studies.profiling import plan
+from interference.studies.profiling.plan import BUBBLE, PROBE, ProfilingRun
+
+ID = r"[A-Z]+"
+NUMBER = r"[0-9]+(?:\.[0-9]+)?"
+RESOURCE = "|".join(plan.RESOURCES)
+# What each run sets itself on the bubble and the probe: not sizes a config may give.
+PER_RUN = {BUBBLE: ("resource", "intensity", "seconds"), PROBE: ("resource",)}
+DEFAULT_INTENSITIES = {
+    "cpu": [0.5, 1, 2],
+    "memory": [4, 64, 512],
+    "disk": [10, 50, 200],
+    "network": [0.5, 2, 8],
+}
+WHOLE_SECONDS = {"type": "integer", "minimum": 1}
+
+
+class ProfilingStudy(Study):
+    name = "profiling"
+    title = "Profiles for placement advice: each microservice beside a tunable bubble"
+    run_key = KeyFormat(
+        "{case}/{target}/{beside}",
+        case="1u|1|2|3a",
+        target=ID,
+        beside=f"alone|(?:{RESOURCE})(?:-{NUMBER}|\\+{ID})?",
+    )
+    tables = {
+        "summary": Table("statistics:summary"),
+        "sensitivity": Table("statistics:sensitivity"),
+        "limit_effect": Table("statistics:limit_effect"),
+        "pressure": Table("pressure:pressure"),
+    }
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "microservices": {
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": True,
+                "items": {"type": "string"},
+                "default": ["L", "S", "B", "NS", "NR", "Y"],
+            },
+            "resources": {
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": True,
+                "items": {"enum": list(plan.RESOURCES)},
+                "default": list(plan.RESOURCES),
+            },
+            "intensities": {
+                "type": "object",
+                "additionalProperties": False,
+                "description": "bubble intensities: cpu cores, memory MB, disk MB/s, network Gbit/s",
+                "properties": {
+                    r: {
+                        "type": "array",
+                        "minItems": 1,
+                        "uniqueItems": True,
+                        "items": {"type": "number", "exclusiveMinimum": 0},
+                        "default": DEFAULT_INTENSITIES[r],
+                    }
+                    for r in plan.RESOURCES
+                },
+                "default": {},
+            },
+            "placements": {
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": True,
+                "items": {"enum": list(plan.PLACEMENTS)},
+                "default": list(plan.PLACEMENTS),
+            },
+            "iterations": {
+                **WHOLE_SECONDS,
+                "default": 3,
+                "description": "iterations alone, each in a fresh container",
+            },
+            "repetitions": {**WHOLE_SECONDS, "default": 1, "description": "runs of each key"},
+            "window_s": {**WHOLE_SECONDS, "default": 10, "description": "seconds beside a bubble or partner"},
+            "window_s_per_microservice": {
+                "type": "object",
+                "additionalProperties": WHOLE_SECONDS,
+                "default": {},
+                "description": "a longer window for a slow microservice (B: 25), also as the probe's partner",
+            },
+            "iteration_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 300},
+            "limits": {
+                "type": "object",
+                "additionalProperties": False,
+                "description": "Case 1's limits, as the pair study's",
+                "properties": {
+                    "cpu_mode": {"enum": ["cpuset", "quota"], "default": "cpuset"},
+                    "cpus": {"type": "integer", "minimum": 1, "default": 1},
+                    "memory": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?[kmgKMG]?$", "default": "2g"},
+                },
+                "default": {},
+            },
+            "sizes": {"type": "object", "default": {}, "description": "as the pair study's sizes"},
+        },
+    }
+
+    def config_schema(self) -> dict:
+        schema = copy.deepcopy(self.schema)
+        sizes = schema["properties"]["sizes"]
+        sizes["additionalProperties"] = False
+        sizes["properties"] = {
+            ms.id: {
+                "type": "object",
+                "additionalProperties": False,
+                "default": {},
+                "properties": {
+                    k: {kk: vv for kk, vv in v.items() if kk != "env"}
+                    for k, v in ms.parameters.items()
+                    if k not in PER_RUN.get(ms.id, ())
+                },
+            }
+            for ms in microservices().values()
+        }
+        return schema
+
+    def check(self, cfg: dict) -> None:
+        known = microservices()
+        for i, ms in enumerate(cfg["microservices"]):
+            if ms not in known:
+                raise StudyConfigError(
+                    f"key studies.profiling.microservices[{i}] has the unknown microservice {ms!r}; "
+                    f"known: {', '.join(sorted(set(known) - set(PER_RUN)))}"
+                )
+            if ms in PER_RUN:
+                raise StudyConfigError(
+                    f"key studies.profiling.microservices[{i}] has the value {ms!r}, the study's own "
+                    "bubble (X) or probe (Q), which it runs itself beside the microservices"
+                )
+        for ms in cfg["window_s_per_microservice"]:
+            if ms not in cfg["microservices"]:
+                raise StudyConfigError(
+                    f"key studies.profiling.window_s_per_microservice has {ms!r}, which is not among "
+                    f"studies.profiling.microservices ({', '.join(cfg['microservices'])})"
+                )
+        cores = os.cpu_count() or 1
+        if cfg["limits"]["cpus"] > cores:
+            raise StudyConfigError(
+                f"key studies.profiling.limits.cpus has the value {cfg['limits']['cpus']}, "
+                f"but this host has {cores} cores"
+            )
+        if "cpu" in cfg["resources"] and max(cfg["intensities"]["cpu"]) > cores:
+            raise StudyConfigError(
+                f"key studies.profiling.intensities.cpu has {max(cfg['intensities']['cpu']):g} cores, "
+                f"but this host has {cores}: a bubble cannot keep more busy"
+            )
+
+    def needs(self, cfg: dict) -> set[str]:
+        out = {
+            "volumes",
+            "limit:memory",
+            "limit:cpuset" if cfg["limits"]["cpu_mode"] == "cpuset" else "limit:cpus",
+        }
+        if any(microservices()[m].server for m in cfg["microservices"]):
+            out.add("networks")
+        return out
+
+    def key_of(self, run: ProfilingRun) -> str:
+        return self.run_key.key(**run.key_fields())
+
+    def run_of(self, key: str) -> ProfilingRun:
+        return ProfilingRun.from_key_fields(self.run_key.read(key))
+
+    def runs(self, cfg: dict) -> list[RunKey]:
+        reps = range(1, cfg["repetitions"] + 1)
+        return [RunKey(self.key_of(run), r) for run in plan.runs(cfg) for r in reps]
+
+    def images(self, cfg: dict) -> list[str]:
+        names = {name for run in plan.runs(cfg) for name in plan.image_names(run)}
+        return ["base", *sorted(names)]
+
+    def run_images(self, cfg: dict, key: str) -> list[str]:
+        return plan.image_names(self.run_of(key))
+
+    def settings(self, cfg: dict, key: str) -> dict:
+        """What changes the run: its case and members with their sizes; Case 1's limits; alone,
+        the iterations; beside something, its window (the slower member's)."""
+        run = self.run_of(key)
+        out = {"case": run.case, "target": run.target, "iteration_timeout_s": cfg["iteration_timeout_s"]}
+        sizes = {run.target: dict(cfg["sizes"][run.target])}
+        if run.resource:
+            out["resource"] = run.resource
+        if run.target == PROBE:
+            probe = sizes[PROBE]
+            sizes[PROBE] = {"resource": run.resource, **{k: probe[k] for k in plan.PROBE_SIZES[run.resource]}}
+        if run.alone:
+            out["iterations"] = cfg["iterations"]
+            if run.case == "1":
+                out["limits"] = copy.deepcopy(cfg["limits"])
+        else:
+            measured = run.partner or run.target
+            out["window_s"] = plan.window_s(cfg, measured) if measured != PROBE else cfg["window_s"]
+        if run.beside_bubble:
+            out["intensity"] = run.intensity
+            seconds = out["window_s"] + plan.BUBBLE_MARGIN_S
+            sizes[BUBBLE] = {"resource": run.resource, "intensity": run.intensity, "seconds": seconds}
+        if run.partner:
+            out["partner"] = run.partner
+            sizes[run.partner] = dict(cfg["sizes"][run.partner])
+        return {**out, "sizes": sizes}
+
+    def fixed_seconds(self, settings: dict) -> float:
+        return plan.fixed_seconds(settings)
+
+    def expected_seconds(self, settings: dict) -> float | None:
+        return plan.run_seconds(settings)

@@ -1,0 +1,190 @@
+"""One run of the profiling study on the runner's RunContext.
+
+  results/raw/<host>/<runtime>/profiling/<case>/<target>/<beside>/rep<n>/
+      meta.json          what ran, with which limits, and every iteration of each member
+      target-<id>/       the measured member's loop files (iterNNNN.out|.err, iterations.tsv, limits.txt)
+      bubble-X/          the bubble's (one iteration over the window), or partner-<id>/ the probe's partner
+      containers.log     the containers' own output
+
+Alone (Case 1 limited, 1u unlimited): `iterations` fresh containers one after another, as the pair
+study's Case 1. Beside a bubble or a partner: both loops wait for the start file and run until the
+window closes, in one container (placement 2) or two (3a), unlimited; the bubble's one iteration
+lasts the window and a margin. Everything the run made carries the run's labels: the runner
+removes it at the end, also on error."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from interference.core.loop import (
+    RELEASED_BY_FILE,
+    RESULTS_IN_CONTAINER,
+    loop_command,
+    read_iterations,
+    read_limits,
+    write_start_file,
+)
+from interference.core.microservices import registry
+from interference.runtimes import ContainerSpec
+from interference.studies.profiling.plan import ALONE_CASES, BUBBLE, ProfilingRun, containers
+
+WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
+
+
+def case1_limits(limits: dict) -> dict:
+    """Case 1's limits as the pair study's: memory, and the first `cpus` cores this run may use
+    (cpuset) or a quota of as many CPUs."""
+    out = {"memory": limits["memory"]}
+    if limits["cpu_mode"] == "cpuset":
+        cores = sorted(os.sched_getaffinity(0))[: limits["cpus"]]
+        out["cpuset"] = ",".join(map(str, cores))
+    else:
+        out["cpus"] = float(limits["cpus"])
+    return out
+
+
+def mark_in_window(target: list[dict], others: list[list[dict]]) -> tuple[float | None, float | None]:
+    """Mark each target iteration in_overlap when it ran wholly while every other member was
+    running (from the later first start to the earlier last end); the span, or None when a
+    member ran nothing."""
+    members = [target, *others]
+    if not all(members):
+        for it in target:
+            it["in_overlap"] = False
+        return None, None
+    lo = max(min(i["start"] for i in its) for its in members)
+    hi = min(max(i["end"] for i in its) for its in members)
+    for it in target:
+        it["in_overlap"] = lo <= it["start"] and it["end"] <= hi
+    return lo, hi
+
+
+class ProfilingRunner:
+    def __init__(self, ctx):
+        self.ctx, self.s = ctx, ctx.settings
+        self.ms = registry()
+        self.target = self.s["target"]
+        self.other = BUBBLE if "intensity" in self.s else self.s.get("partner")
+        self.network = None
+        self.server_of: dict[str, str] = {}
+
+    def role_dir(self, ms: str) -> str:
+        if ms == self.target:
+            return f"target-{ms}"
+        return f"bubble-{ms}" if ms == BUBBLE else f"partner-{ms}"
+
+    def spec(self, name: str, ids: list[str], command: list[str], limits: dict) -> ContainerSpec:
+        env = {}
+        for i in ids:
+            env.update(self.ms[i].container_env(self.s["sizes"][i]))
+        scratch = [(f"{name}-scratch-{i.lower()}", self.ms[i].scratch) for i in ids if self.ms[i].scratch]
+        return ContainerSpec(
+            name=name,
+            image=self.ctx.images["+".join(ids)]["id"],
+            command=command,
+            env=env,
+            cpuset=limits.get("cpuset"),
+            cpus=limits.get("cpus"),
+            memory=limits.get("memory"),
+            binds=[(str(self.ctx.outdir), RESULTS_IN_CONTAINER)],
+            volumes=scratch,
+            network=self.network,
+            labels=self.ctx.labels,
+        )
+
+    def start_servers(self) -> None:
+        """A server container, unlimited and outside the measured ones, for each network
+        microservice of the run (as the pair study's)."""
+        needing = [m for m in dict.fromkeys([self.target, self.other]) if m and self.ms[m].server]
+        if not needing:
+            return
+        self.network = self.ctx.name("net")
+        self.ctx.runtime.create_network(self.network, self.ctx.labels)
+        for m in needing:
+            server = self.ms[m].server
+            spec = ContainerSpec(
+                name=self.ctx.name(f"server-{m.lower()}"),
+                image=self.ctx.images[m]["id"],
+                command=server["command"],
+                cpuset=server.get("cpuset"),
+                network=self.network,
+                labels=self.ctx.labels,
+            )
+            self.ctx.start(spec, f"server for {m}")
+            self.server_of[m] = spec.name
+        time.sleep(max(self.ms[m].server.get("ready_after_s", 1.0) for m in needing))
+
+    def loop(self, ms: str, first: int, start, mode: str, bound: float) -> list[str]:
+        server = self.server_of.get(ms)
+        env = ["env", f"SERVER_HOST={self.ctx.runtime.address_of(server)}"] if server else []
+        timeout_s = self.s["iteration_timeout_s"]
+        return env + loop_command(ms, self.role_dir(ms), first, start, mode, bound, timeout_s)
+
+    def run_alone(self) -> None:
+        limits = case1_limits(self.s["limits"]) if self.s["case"] == "1" else {}
+        for it in range(1, self.s["iterations"] + 1):
+            name = self.ctx.name(f"{it:04d}")
+            cmd = self.loop(self.target, it, time.time(), "count", 1)
+            self.ctx.start(self.spec(name, [self.target], cmd, limits), "target")
+            self.ctx.wait_all([name], time.time() + self.s["iteration_timeout_s"] + WAIT_MARGIN_S)
+            self.ctx.runtime.remove(name)  # a fresh container each iteration, as the pair study's Case 1
+
+    def run_beside(self) -> None:
+        names = []
+        for k, ids in enumerate(containers(self.run_key())):
+            loops = [self.loop(m, 1, RELEASED_BY_FILE, "until", 0) for m in ids]
+            # Placement 2: both loops in one container, each in the background.
+            cmd = (
+                ["sh", "-c", " & ".join(" ".join(a) for a in loops) + " & wait"] if len(ids) > 1 else loops[0]
+            )
+            name = self.ctx.name(f"c{k + 1}")
+            self.ctx.start(self.spec(name, ids, cmd, {}), "+".join(self.role_dir(m) for m in ids))
+            names.append(name)
+        _, deadline = write_start_file(self.ctx.outdir, self.s["window_s"])
+        bubble_s = self.s["sizes"].get(BUBBLE, {}).get("seconds", 0)
+        self.ctx.wait_all(names, deadline + bubble_s + self.s["iteration_timeout_s"] + WAIT_MARGIN_S)
+
+    def run_key(self) -> ProfilingRun:
+        s = self.s
+        return ProfilingRun(s["case"], self.target, s.get("resource"), s.get("intensity"), s.get("partner"))
+
+    def results(self) -> dict:
+        timeout_s = self.s["iteration_timeout_s"]
+        ids = [self.target] + ([self.other] if self.other else [])
+        loops = {m: read_iterations(self.ctx.outdir / self.role_dir(m), timeout_s) for m in ids}
+        window = None
+        if self.other:
+            window = mark_in_window(loops[self.target], [loops[self.other]])
+        else:
+            for it in loops[self.target]:
+                it["in_overlap"] = True
+        members = [
+            {
+                "role": self.role_dir(m).split("-")[0],
+                "microservice": m,
+                "dir": self.role_dir(m),
+                "limits_read_back": read_limits(self.ctx.outdir / self.role_dir(m) / "limits.txt"),
+                "iterations": loops[m],
+            }
+            for m in ids
+        ]
+        its = loops[self.target]
+        n_failed = sum(it["status"] != "ok" for it in its)
+        if "iterations" in self.s:  # containers that never ran their iteration
+            n_failed += self.s["iterations"] - len(its)
+        silent = [m for m in ids if not loops[m]]
+        if self.other:  # a member that never ran in the window failed as a whole
+            n_failed += len(silent)
+        self.ctx.events += [f"{self.role_dir(m)} ran no iteration" for m in silent]
+        return {"members": members, "window": window, "n_iterations": len(its), "n_failed": n_failed}
+
+
+def execute(ctx) -> dict:
+    run = ProfilingRunner(ctx)
+    run.start_servers()
+    if ctx.settings["case"] in ALONE_CASES:
+        run.run_alone()
+    else:
+        run.run_beside()
+    return run.results()
