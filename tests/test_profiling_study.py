@@ -13,7 +13,7 @@ import yaml
 from conftest import REPO, SNAKEMAKE
 from interference import studies
 from interference.steps.config import ConfigError, validate
-from interference.studies.profiling import plan
+from interference.studies.profiling import ProfilingStudy, plan
 from interference.studies.profiling.parse import SAMPLE_COLUMNS
 from interference.studies.profiling.pressure import CLIPPED, NO_DEGRADATION, invert, pressure, probe_curve
 from interference.studies.profiling.statistics import limit_effect, sensitivity
@@ -407,7 +407,9 @@ def test_the_tables_feed_the_predictor(tmp_path):
         ("limit_effect", limit_effect),
     ):
         paths[name] = tmp_path / f"{name}.tsv"
-        table(tmp_path, function, rows).to_csv(paths[name], sep="\t", index=False)
+        written = table(tmp_path, function, rows)
+        ProfilingStudy.tables[name].schema.validate(written, name)  # as the statistics step does
+        written.to_csv(paths[name], sep="\t", index=False)
     profiles = Profiles.read(paths["sensitivity"], paths["pressure"], paths["limit_effect"])
     assert profiles.pressure_of("S", "3a", "cpu")[0] == pytest.approx(0.5)
     predicted = {r["target"]: r for r in predict_group(profiles, "3a", ["L", "S"])}

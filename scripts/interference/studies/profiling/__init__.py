@@ -11,12 +11,14 @@ import copy
 import os
 
 from interference.core.microservices import registry as microservices
+from interference.core.table_schema import INTEGER, NUMBER, TEXT, TableSchema
+from interference.stats.described import DESCRIBED
 from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.profiling import plan
 from interference.studies.profiling.plan import BUBBLE, PROBE, ProfilingRun
 
 ID = r"[A-Z]+"
-NUMBER = r"[0-9]+(?:\.[0-9]+)?"
+NUMBER_RE = r"[0-9]+(?:\.[0-9]+)?"
 RESOURCE = "|".join(plan.RESOURCES)
 # What each run sets itself on the bubble and the probe: not sizes a config may give.
 PER_RUN = {BUBBLE: ("resource", "intensity", "seconds"), PROBE: ("resource",)}
@@ -29,6 +31,32 @@ DEFAULT_INTENSITIES = {
 WHOLE_SECONDS = {"type": "integer", "minimum": 1}
 
 
+# The columns of its tables (the statistics step checks each before writing it; the predictor,
+# studies/profiling/profiles.py, reads sensitivity, pressure and limit_effect).
+_WHERE = TableSchema(host=TEXT, runtime=TEXT, microservice=TEXT)
+_CI = TableSchema(ci_low=NUMBER, ci_high=NUMBER)
+SUMMARY = TableSchema(
+    TableSchema(host=TEXT, runtime=TEXT, case=TEXT, target=TEXT, resource=TEXT, intensity=NUMBER),
+    TableSchema(partner=TEXT, metric=TEXT),
+    DESCRIBED,
+)
+SENSITIVITY = TableSchema(
+    _WHERE,
+    TableSchema(placement=TEXT, resource=TEXT, intensity=NUMBER, metric=TEXT, degradation=NUMBER),
+    _CI,
+    TableSchema(runs=INTEGER, ci_level=TEXT, reason=TEXT),
+)
+LIMIT_EFFECT = TableSchema(
+    _WHERE, TableSchema(metric=TEXT, effect=NUMBER), _CI, TableSchema(ci_level=TEXT, reason=TEXT)
+)
+PRESSURE = TableSchema(
+    _WHERE,
+    TableSchema(placement=TEXT, resource=TEXT, pressure=NUMBER),
+    _CI,
+    TableSchema(ci_level=TEXT, note=TEXT),
+)
+
+
 class ProfilingStudy(Study):
     name = "profiling"
     title = "Profiles for placement advice: each microservice beside a tunable bubble"
@@ -36,13 +64,13 @@ class ProfilingStudy(Study):
         "{case}/{target}/{beside}",
         case="1u|1|2|3a",
         target=ID,
-        beside=f"alone|(?:{RESOURCE})(?:-{NUMBER}|\\+{ID})?",
+        beside=f"alone|(?:{RESOURCE})(?:-{NUMBER_RE}|\\+{ID})?",
     )
     tables = {
-        "summary": Table("statistics:summary"),
-        "sensitivity": Table("statistics:sensitivity"),
-        "limit_effect": Table("statistics:limit_effect"),
-        "pressure": Table("pressure:pressure"),
+        "summary": Table("statistics:summary", schema=SUMMARY),
+        "sensitivity": Table("statistics:sensitivity", schema=SENSITIVITY),
+        "limit_effect": Table("statistics:limit_effect", schema=LIMIT_EFFECT),
+        "pressure": Table("pressure:pressure", schema=PRESSURE),
     }
     schema = {
         "type": "object",
