@@ -26,6 +26,10 @@ def test_host_counters_have_pressure_and_context_switches(monkeypatch):
     # gave to others.
     monkeypatch.setattr(telemetry, "CLOCK_TICKS", 100)
     assert telemetry._rate("steal_ticks", 250, 5.0) == ("steal_cores", 0.5)
+    # Stall time as a share of the interval: 2.5 s of 5 s is half; a counter read ahead of its
+    # timestamp (5.2 s in 5 s, on a saturated machine) is the whole interval, not more.
+    assert telemetry._rate("psi_cpu_some_us", 2_500_000, 5.0) == ("psi_cpu_some", 0.5)
+    assert telemetry._rate("psi_cpu_some_us", 5_200_000, 5.0) == ("psi_cpu_some", 1.0)
     if os.path.exists("/proc/pressure/cpu"):
         assert {"psi_cpu_some_us", "psi_memory_full_us", "psi_io_some_us"} <= set(c)
 

@@ -179,7 +179,9 @@ def read(path: Path) -> pd.DataFrame:
 def _rate(counter: str, delta, seconds) -> tuple[str, object]:
     """A counter's increase over an interval as the column it becomes."""
     if counter.endswith("_us"):  # stall time: a share of the interval
-        return counter.removesuffix("_us"), delta / 1e6 / seconds
+        # At most the whole interval: a sample's time is read just before its counter, so on a
+        # saturated machine the counter may run ahead of its timestamp and a share pass 1.
+        return counter.removesuffix("_us"), np.minimum(delta / 1e6 / seconds, 1.0)
     if counter == "throttled_ns":
         return "throttled", delta / 1e9 / seconds
     if counter == "cpu_usage_ns":
