@@ -36,7 +36,8 @@ WHOLE_SECONDS = {"type": "integer", "minimum": 1}
 _WHERE = TableSchema(host=TEXT, runtime=TEXT, microservice=TEXT)
 _CI = TableSchema(ci_low=NUMBER, ci_high=NUMBER)
 SUMMARY = TableSchema(
-    TableSchema(host=TEXT, runtime=TEXT, case=TEXT, target=TEXT, resource=TEXT, intensity=NUMBER),
+    # intensity as the samples carry it: text, empty where nothing was beside (alone, probe alone).
+    TableSchema(host=TEXT, runtime=TEXT, case=TEXT, target=TEXT, resource=TEXT, intensity=TEXT),
     TableSchema(partner=TEXT, metric=TEXT),
     DESCRIBED,
 )
