@@ -9,7 +9,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= 1
 CONFIG ?= config/config.yaml
 
-.PHONY: paper settle test engine venv check-config save regression-check
+.PHONY: paper settle test engine venv check-config save regression-check advise validate-placement
 
 $(VENV)/.installed: requirements.txt requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -56,3 +56,15 @@ save: venv
 regression-check: venv
 	$(SNAKEMAKE) --cores $(CORES) stats $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG))
 	PYTHONPATH=scripts $(VENV)/bin/python -m interference.stores.sessions check
+
+# Placement advice from the profiling study (config/profiling.yaml) on this host: every placement
+# of 2 or 3 microservices ranked by predicted slowdown, measured pairs beside it
+# (make advise SERVICES="L S NR" CORES=2 MEMORY=4g); and the predictor checked against the pair
+# study's measured pairs (results/stats/placement/validation*.tsv).
+advise: venv
+	@test -n "$(SERVICES)" || { echo 'usage: make advise SERVICES="L S NR" [CORES=2] [MEMORY=4g]'; exit 2; }
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement advise --services $(SERVICES) \
+		--cores $(or $(CORES),2) --memory $(or $(MEMORY),4g)
+
+validate-placement: venv
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement validate

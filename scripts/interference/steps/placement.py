@@ -1,0 +1,143 @@
+"""Placement advice from the profiling study's tables (studies/profiling/: predict, validate, advise).
+
+  python -m interference.steps.placement advise --services L S NR --cores 2 --memory 4g
+  python -m interference.steps.placement validate
+
+`advise` ranks every placement of the services on a host of CORES cores and MEMORY memory by
+predicted total slowdown (each microservice's first declared metric unless --metric ID=NAME),
+with the pair study's measurement beside it where one exists, prints the table and writes
+results/stats/placement/advice-<services>.tsv. `validate` predicts every pair the profiles
+cover, in Cases 2, 3a and 3b, and compares them with the pair study's interference.tsv:
+validation.tsv, validation_summary.tsv and failures.tsv in results/stats/placement/. Both read
+the tables of one host and runtime (default: this host, docker); a missing table is named."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import socket
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from interference.core.microservices import registry
+from interference.studies.profiling.advise import advise
+from interference.studies.profiling.predict import predict_all
+from interference.studies.profiling.profiles import Profiles
+from interference.studies.profiling.validate import validate
+
+PROFILE_TABLES = ("sensitivity", "pressure", "limit_effect")
+SIZE = re.compile(r"^\s*([0-9.]+)\s*([kmg]?)b?\s*$", re.IGNORECASE)
+
+
+class PlacementError(ValueError):
+    """A missing table or a bad argument; the message says which."""
+
+
+def bytes_of(text: str) -> float:
+    """'4g' -> 4 GiB in bytes (k, m, g: powers of 1024, as Docker reads limits)."""
+    m = SIZE.match(str(text))
+    if not m:
+        raise PlacementError(f"{text!r} is not a size such as 512m or 4g")
+    return float(m[1]) * 1024 ** " kmg".index(m[2].lower() or " ")
+
+
+def one_host(table: pd.DataFrame, host: str, runtime: str, path: Path) -> pd.DataFrame:
+    rows = table[(table["host"] == host) & (table["runtime"] == runtime)] if "host" in table else table
+    if rows.empty:
+        raise PlacementError(f"{path} has no rows of host {host!r} and runtime {runtime!r}")
+    return rows.drop(columns=[c for c in ("host", "runtime") if c in rows])
+
+
+def profiles_of(stats: Path, host: str, runtime: str) -> Profiles:
+    tables = []
+    for name in PROFILE_TABLES:
+        path = stats / "profiling" / f"{name}.tsv"
+        if not path.exists():
+            raise PlacementError(f"{path} is missing: run the profiling study first (config/profiling.yaml)")
+        text = {"host": str, "runtime": str, "microservice": str, "placement": str, "resource": str, "metric": str}
+        tables.append(one_host(pd.read_csv(path, sep="\t", dtype=text), host, runtime, path))
+    return Profiles(*tables)
+
+
+def measured_of(stats: Path, host: str, runtime: str) -> pd.DataFrame | None:
+    path = stats / "pairs" / "interference.tsv"
+    if not path.exists():
+        return None
+    table = pd.read_csv(path, sep="\t", dtype={"case": str, "target": str, "partner": str, "metric": str})
+    rows = table[(table["host"] == host) & (table["runtime"] == runtime)]
+    return rows if not rows.empty else None
+
+
+def metrics_for(services: list[str], chosen: list[str]) -> dict[str, str]:
+    ms = registry()
+    unknown = [s for s in services if s not in ms]
+    if unknown:
+        raise PlacementError(f"unknown microservice(s) {unknown}; known: {sorted(ms)}")
+    out = {s: ms[s].metrics[0].name for s in services}
+    for item in chosen:
+        sid, _, metric = item.partition("=")
+        if sid not in out or metric not in {m.name for m in ms[sid].metrics}:
+            raise PlacementError(f"--metric {item!r}: not ID=METRIC of one of {services}")
+        out[sid] = metric
+    return out
+
+
+def run_advise(args) -> int:
+    if not 2 <= len(args.services) <= 3 or len(set(args.services)) != len(args.services):
+        raise PlacementError("--services takes 2 or 3 different microservices")
+    metrics = metrics_for(args.services, args.metric)
+    profiles = profiles_of(args.stats, args.host, args.runtime)
+    table = advise(profiles, args.services, metrics, args.cores, bytes_of(args.memory),
+                   bytes_of(args.memory_per_member), measured_of(args.stats, args.host, args.runtime))  # fmt: skip
+    out = args.stats / "placement" / f"advice-{'+'.join(args.services)}.tsv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out, sep="\t", index=False)
+    shown = table[["rank", "placement", "limited", "total_slowdown", "slowdown_low", "slowdown_high",
+                   "measured_total_slowdown", "excluded_because", "reason"]]  # fmt: skip
+    print(f"Placements of {', '.join(args.services)} on {args.cores} cores and {args.memory} "
+          f"(metrics: {', '.join(f'{k} {v}' for k, v in metrics.items())}); slowdown = the sum of "
+          f"-IR, lower is better, 95 % interval from the profiles' runs:")  # fmt: skip
+    print(shown.to_string(index=False, na_rep="–"))
+    print(f"written: {out}")
+    return 0
+
+
+def run_validate(args) -> int:
+    profiles = profiles_of(args.stats, args.host, args.runtime)
+    measured = measured_of(args.stats, args.host, args.runtime)
+    if measured is None:
+        raise PlacementError(f"{args.stats / 'pairs' / 'interference.tsv'} has no measured pairs of this host")
+    predicted = predict_all(profiles, sorted(set(measured["target"]) & set(profiles.sensitivity["microservice"])))
+    rows, summary, failed = validate(predicted, measured)
+    out = args.stats / "placement"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, table in (("validation", rows), ("validation_summary", summary), ("failures", failed)):
+        table.to_csv(out / f"{name}.tsv", sep="\t", index=False)
+    print(summary.to_string(index=False, na_rep="–"))
+    print(f"{len(failed)} measured IRs outside their prediction interval; written: {out}/")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", choices=["advise", "validate"])
+    ap.add_argument("--stats", type=Path, default=Path("results/stats"))
+    ap.add_argument("--host", default=socket.gethostname().split(".")[0])
+    ap.add_argument("--runtime", default="docker")
+    ap.add_argument("--services", nargs="+", default=[])
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--memory", default="4g")
+    ap.add_argument("--memory-per-member", default="1g", help="each member's Case 1 limit (the default config's)")
+    ap.add_argument("--metric", action="append", default=[], help="ID=METRIC, e.g. S=triad")
+    args = ap.parse_args(argv)
+    try:
+        return run_advise(args) if args.command == "advise" else run_validate(args)
+    except PlacementError as e:
+        print(f"placement: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

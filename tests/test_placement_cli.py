@@ -1,0 +1,81 @@
+"""`make advise` and `make validate-placement` (steps/placement.py): the profiling study's tables of
+one host and runtime read from results/stats, the placements ranked as advise.py ranks them, the
+validation written, and a missing table or an unknown microservice named before anything else."""
+
+import pandas as pd
+import pytest
+from test_placement import limit_rows, pressure_rows, sensitivity_rows
+
+from interference.steps import placement
+
+WHERE = {"host": "h", "runtime": "docker"}
+
+
+def write(stats, name, rows):
+    path = stats / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame([WHERE | r for r in rows]).to_csv(path, sep="\t", index=False)
+
+
+@pytest.fixture
+def stats(tmp_path):
+    """advice_profiles of test_placement with L for A (metric gflops) and S for B (metric copy),
+    and a second host's rows that must not be read."""
+    sens = (
+        sensitivity_rows(
+            "L", {"cpu": [(1, -0.2), (2, -0.5)], "memory": [(1, -0.1), (2, -0.3)]}, ["2"], "gflops"
+        )
+        + sensitivity_rows("L", {"cpu": [(1, -0.1)], "memory": [(1, -0.05)]}, ["3a"], "gflops")
+        + sensitivity_rows("S", {"cpu": [(1, 0.0)], "memory": [(1, 0.0)]}, metric="copy")
+    )
+    write(tmp_path, "profiling/sensitivity.tsv", sens)
+    press = pressure_rows("L", {"cpu": 1, "memory": 1}) + pressure_rows("S", {"cpu": 1, "memory": 1})
+    write(tmp_path, "profiling/pressure.tsv", press)
+    write(
+        tmp_path,
+        "profiling/limit_effect.tsv",
+        limit_rows({"L": 0.1}, "gflops") + limit_rows({"S": 0.02}, "copy"),
+    )
+    measured = [
+        ("3a", "L", "S", "gflops", -0.07, -0.09, -0.05, 2),
+        ("3a", "S", "L", "copy", 0.01, -0.01, 0.03, 2),
+    ]
+    cols = ["case", "target", "partner", "metric", "ir", "ir_ci_low", "ir_ci_high", "runs"]
+    write(tmp_path, "pairs/interference.tsv", [dict(zip(cols, m)) for m in measured])
+    return tmp_path
+
+
+def test_advise_ranks_the_placements_and_writes_them(stats, capsys):
+    args = ["advise", "--stats", str(stats), "--host", "h", "--services", "L", "S", "--cores", "2"]
+    assert placement.main(args + ["--memory", "4g", "--memory-per-member", "1g"]) == 0
+    table = pd.read_csv(stats / "placement/advice-L+S.tsv", sep="\t")
+    # The totals test_placement computes by hand for A and B.
+    assert list(zip(table.placement, table.limited)) == [("L | S", False), ("L | S", True), ("L+S", False),
+                                                         ("L+S", True)]  # fmt: skip
+    assert table.total_slowdown.tolist() == pytest.approx([0.0395, 0.05, 0.188, 0.28])
+    assert table.measured_total_slowdown[0] == pytest.approx(0.07 - 0.01)
+    assert "L gflops, S copy" in capsys.readouterr().out
+    # On one core the limited placements need a core each: excluded, and said why.
+    assert placement.main(args[:-1] + ["1", "--memory", "4g"]) == 0
+    table = pd.read_csv(stats / "placement/advice-L+S.tsv", sep="\t")
+    assert table[table.limited].excluded_because.notna().all() and table[~table.limited]["rank"].notna().all()
+
+
+def test_validate_writes_the_rows_the_summary_and_the_failures(stats, capsys):
+    assert placement.main(["validate", "--stats", str(stats), "--host", "h"]) == 0
+    rows = pd.read_csv(stats / "placement/validation.tsv", sep="\t")
+    assert set(zip(rows.case.astype(str), rows.target)) == {("3a", "L"), ("3a", "S")}
+    assert (stats / "placement/validation_summary.tsv").exists() and (
+        stats / "placement/failures.tsv"
+    ).exists()
+
+
+def test_bad_input_is_named(stats, tmp_path, capsys):
+    assert placement.main(["advise", "--stats", str(stats), "--host", "h", "--services", "L", "ZZ"]) == 2
+    assert "unknown microservice(s) ['ZZ']" in capsys.readouterr().err
+    assert placement.main(["advise", "--stats", str(stats), "--host", "other", "--services", "L", "S"]) == 2
+    assert "no rows of host 'other'" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    assert placement.main(["validate", "--stats", str(empty), "--host", "h"]) == 2
+    assert "sensitivity.tsv is missing: run the profiling study first" in capsys.readouterr().err
+    assert placement.main(["advise", "--stats", str(stats), "--services", "L", "S", "--memory", "lots"]) == 2

@@ -1,0 +1,74 @@
+"""The profiling study (issue 35) for real on its smallest config (config/profiling-ci.yaml): L and
+S alone, limited and unlimited, and beside a spinning-CPU bubble in one container (placement 2)
+and in two (3a), the probe's curve and its degradation beside each; the three tables the
+predictor reads, written through their schemas, read by it; nothing left behind."""
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, leftover_containers, requires_engine, run_report
+
+pytestmark = [pytest.mark.integration, requires_engine]
+
+CONFIG = yaml.safe_load((REPO / "config/profiling-ci.yaml").read_text()) | {"host": "profhost"}
+RAW = "results/raw/profhost/docker/profiling"
+STATS = "results/stats/profiling"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    wd = tmp_path_factory.mktemp("profiling")
+    run_report(wd, CONFIG)
+    return wd
+
+
+def test_every_run_measured_its_microservice_beside_what_its_key_says(workdir):
+    metas = {str(p.relative_to(workdir / RAW).parent.parent): json.loads(p.read_text())
+             for p in (workdir / RAW).glob("*/*/*/rep1/meta.json")}  # fmt: skip
+    # Alone (Case 1, 1u), beside the bubble in both placements, the probe alone, beside the
+    # bubble and beside each microservice.
+    for ms in ("L", "S"):
+        assert {f"1/{ms}/alone", f"1u/{ms}/alone", f"2/{ms}/cpu-1", f"3a/{ms}/cpu-1"} <= set(metas)
+    for placement in ("2", "3a"):
+        assert {f"{placement}/Q/cpu-1", f"{placement}/Q/cpu+L", f"{placement}/Q/cpu+S"} <= set(metas)
+    assert "1u/Q/cpu" in metas, sorted(metas)
+    for key, meta in metas.items():
+        assert meta["n_failed"] == 0 and meta["n_iterations"] >= 2, (key, meta.get("events"))
+
+
+def test_the_tables_hold_a_sensitivity_curve_a_pressure_and_a_limit_effect(workdir):
+    sens = pd.read_csv(workdir / STATS / "sensitivity.tsv", sep="\t")
+    for ms in ("L", "S"):
+        for placement in (2, 3):  # "3a" is read as text, "2" as a number
+            rows = sens[
+                (sens["microservice"] == ms) & sens["placement"].astype(str).str.startswith(str(placement))
+            ]
+            assert sorted(rows["intensity"].unique()) == [0, 1], (ms, placement)
+            spun = rows[rows["intensity"] == 1]
+            # A core kept busy beside them slows both (the machine has two).
+            assert (spun["degradation"] < 0).all() and (spun["ci_low"] <= spun["degradation"]).all()
+    pressure = pd.read_csv(workdir / STATS / "pressure.tsv", sep="\t")
+    assert set(pressure["microservice"]) == {"L", "S"} and (pressure["pressure"] >= 0).all()
+    limit = pd.read_csv(workdir / STATS / "limit_effect.tsv", sep="\t")
+    assert {"L", "S"} == set(limit["microservice"]) and limit["effect"].notna().all()
+
+
+def test_the_predictor_reads_them_and_predicts_the_pair(workdir):
+    from interference.studies.profiling.predict import predict_group
+    from interference.studies.profiling.profiles import Profiles
+
+    profiles = Profiles.read(
+        *(workdir / STATS / f"{t}.tsv" for t in ("sensitivity", "pressure", "limit_effect"))
+    )
+    rows = predict_group(profiles, "3a", ["L", "S"])
+    assert {r["target"] for r in rows} == {"L", "S"}
+    for r in rows:
+        assert r["ir_low"] <= r["ir"] <= r["ir_high"], r
+
+
+def test_the_report_shows_the_study_and_nothing_is_left(workdir):
+    html = (workdir / "report/paper.html").read_text()
+    assert "Profiles for placement advice: each microservice beside a tunable bubble" in html
+    assert leftover_containers() == []
