@@ -59,12 +59,12 @@ regression-check: venv
 
 # Placement advice from the profiling study (config/profiling.yaml) on this host: every placement
 # of 2 or 3 microservices ranked by predicted slowdown, measured pairs beside it
-# (make advise SERVICES="L S NR" CORES=2 MEMORY=4g); and the predictor checked against the pair
+# (make advise SERVICES="L S NR" CORES=2 MEMORY=4g; CORES defaults to this host's); and the predictor checked against the pair
 # study's measured pairs (results/stats/placement/validation*.tsv).
 advise: venv
 	@test -n "$(SERVICES)" || { echo 'usage: make advise SERVICES="L S NR" [CORES=2] [MEMORY=4g]'; exit 2; }
 	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement advise --services $(SERVICES) \
-		--cores $(or $(CORES),2) --memory $(or $(MEMORY),4g)
+		--cores $(if $(filter command line,$(origin CORES)),$(CORES),$(shell nproc)) --memory $(or $(MEMORY),4g)
 
 validate-placement: venv
 	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement validate
