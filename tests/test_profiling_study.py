@@ -425,3 +425,23 @@ def test_runs_tsv_columns_say_what_was_beside_what():
     assert STUDY.run_row({"settings": s}) == {
         "case": "3a", "target": "Q", "resource": "cpu", "intensity": "", "partner": "L", "window_s": 10,
     }  # fmt: skip
+
+
+def test_the_sections_profile_table_takes_the_largest_bubble_and_the_worst_metric():
+    from interference.studies.profiling.section import profile_table
+
+    sens = pd.DataFrame(
+        [("L", "3a", "cpu", 1, "gflops", -0.2), ("L", "3a", "cpu", 2, "gflops", -0.5),
+         ("S", "3a", "cpu", 2, "copy", -0.1), ("S", "3a", "cpu", 2, "triad", -0.3),
+         ("S", "2", "cpu", 2, "triad", -0.9)],
+        columns=["microservice", "placement", "resource", "intensity", "metric", "degradation"],
+    )  # fmt: skip
+    press = pd.DataFrame(
+        [("L", "3a", "cpu", 1.5), ("S", "3a", "cpu", 0.25), ("S", "3a", "memory", 64.0)],
+        columns=["microservice", "placement", "resource", "pressure"],
+    )
+    t = profile_table(sens, press, "3a").set_index("microservice")
+    assert t.loc["L", "sensitivity_cpu"] == -0.5 and t.loc["L", "largest_cpu"] == 2  # the largest bubble
+    assert t.loc["S", "sensitivity_cpu"] == -0.3  # the worse of S's metrics, not placement 2's
+    assert t.loc["L", "pressure_cpu"] == 1.5 and t.loc["S", "pressure_memory"] == 64.0
+    assert np.isnan(t.loc["L", "pressure_memory"]) and np.isnan(t.loc["L", "sensitivity_disk"])

@@ -56,7 +56,14 @@ def profiles_of(stats: Path, host: str, runtime: str) -> Profiles:
         path = stats / "profiling" / f"{name}.tsv"
         if not path.exists():
             raise PlacementError(f"{path} is missing: run the profiling study first (config/profiling.yaml)")
-        text = {"host": str, "runtime": str, "microservice": str, "placement": str, "resource": str, "metric": str}
+        text = {
+            "host": str,
+            "runtime": str,
+            "microservice": str,
+            "placement": str,
+            "resource": str,
+            "metric": str,
+        }
         tables.append(one_host(pd.read_csv(path, sep="\t", dtype=text), host, runtime, path))
     return Profiles(*tables)
 
@@ -108,8 +115,12 @@ def run_validate(args) -> int:
     profiles = profiles_of(args.stats, args.host, args.runtime)
     measured = measured_of(args.stats, args.host, args.runtime)
     if measured is None:
-        raise PlacementError(f"{args.stats / 'pairs' / 'interference.tsv'} has no measured pairs of this host")
-    predicted = predict_all(profiles, sorted(set(measured["target"]) & set(profiles.sensitivity["microservice"])))
+        raise PlacementError(
+            f"{args.stats / 'pairs' / 'interference.tsv'} has no measured pairs of this host"
+        )
+    predicted = predict_all(
+        profiles, sorted(set(measured["target"]) & set(profiles.sensitivity["microservice"]))
+    )
     rows, summary, failed = validate(predicted, measured)
     out = args.stats / "placement"
     out.mkdir(parents=True, exist_ok=True)
@@ -129,7 +140,9 @@ def main(argv=None) -> int:
     ap.add_argument("--services", nargs="+", default=[])
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--memory", default="4g")
-    ap.add_argument("--memory-per-member", default="1g", help="each member's Case 1 limit (the default config's)")
+    ap.add_argument(
+        "--memory-per-member", default="1g", help="each member's Case 1 limit (the default config's)"
+    )
     ap.add_argument("--metric", action="append", default=[], help="ID=METRIC, e.g. S=triad")
     args = ap.parse_args(argv)
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+from pathlib import Path
 
 from interference.core.microservices import registry as microservices
 from interference.core.table_schema import INTEGER, NUMBER, TEXT, TableSchema
@@ -61,6 +62,7 @@ PRESSURE = TableSchema(
 class ProfilingStudy(Study):
     name = "profiling"
     title = "Profiles for placement advice: each microservice beside a tunable bubble"
+    report_section = Path(__file__).parent / "section.qmd"
     run_key = KeyFormat(
         "{case}/{target}/{beside}",
         case="1u|1|2|3a",
