@@ -13,7 +13,7 @@ from __future__ import annotations
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, pct
 from interference.studies.pairs.section.data import CASE_NAME, PairsData
-from interference.studies.pairs.section.method import _memory
+from interference.studies.pairs.section.method_tables import _memory
 
 DISK = "B"
 UNTIMED = ("block_input", "random_seeks")
