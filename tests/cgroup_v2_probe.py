@@ -33,17 +33,17 @@ def load(name: str, path: Path):
 
 
 def load_ours(repo: Path):
-    """cgroups.py and host/telemetry.py from their files. The packages' __init__ import every runtime
-    adapter (yaml, jsonschema, ...) and telemetry imports numpy and pandas for its parse-time
-    half; none is in python3-minimal, and the code under test uses none: empty stand-ins."""
-    for name in ("interference", "interference.runtimes"):
+    """host/cgroups.py and host/telemetry.py from their files. Telemetry imports numpy and pandas
+    for its parse-time half, which python3-minimal lacks and the code under test does not use:
+    empty stand-ins, and empty packages above them (no __init__ runs)."""
+    for name in ("interference", "interference.host"):
         sys.modules[name] = types.ModuleType(name)
         sys.modules[name].__path__ = []
     for name in ("numpy", "pandas"):
         sys.modules[name] = types.ModuleType(name)
-    src = repo / "scripts" / "interference"
-    cgroups = load("interference.host.cgroups", src / "runtimes" / "cgroups.py")
-    telemetry = load("interference.host.telemetry", src / "host/telemetry.py")
+    src = repo / "scripts" / "interference" / "host"
+    cgroups = load("interference.host.cgroups", src / "cgroups.py")
+    telemetry = load("interference.host.telemetry", src / "telemetry.py")
     return cgroups, telemetry
 
 

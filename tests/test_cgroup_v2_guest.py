@@ -1,4 +1,4 @@
-"""The cgroup v2 paths of our code (runtimes/cgroups.py, telemetry's per-entity counters, the
+"""The cgroup v2 paths of our code (host/cgroups.py, telemetry's per-entity counters, the
 in-container read-back of containers/base/microservice-loop), for real, on a machine whose own
 cgroups are v1: one `vm` guest booted with the unified hierarchy (guest_cgroup: v2) runs
 tests/cgroup_v2_probe.py under Debian's python3-minimal, from an image built here on the

@@ -366,3 +366,15 @@ def test_the_total_interval_sums_the_members_draws():
     assert (row.total_slowdown, row.slowdown_low, row.slowdown_high) == pytest.approx(
         (0.2, 0.15, 0.25), abs=0.004
     )
+
+
+def test_a_resource_nobody_was_profiled_on_is_left_out_and_said():
+    """A config that profiles the cpu only predicts from the cpu and says what it left out."""
+    sens = sensitivity_rows("A", {"cpu": [(1, -0.2), (2, -0.5)]}) + sensitivity_rows("B", {"cpu": [(1, 0.0)]})
+    press = [
+        r for r in pressure_rows("A", {"cpu": 1}) + pressure_rows("B", {"cpu": 1}) if r["resource"] == "cpu"
+    ]
+    p = profiles_of(sens, press, limit_rows({"A": 0.1, "B": 0.0}))
+    got = predict.predict_member(p, "A", "m", apart=["B"])
+    assert got.ir == pytest.approx(1.1 * (1 - 0.2) - 1)  # the limit's removal and the cpu term only
+    assert got.reason == "not profiled, left out: memory, disk, network"

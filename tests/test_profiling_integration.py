@@ -64,8 +64,16 @@ def test_the_predictor_reads_them_and_predicts_the_pair(workdir):
     )
     rows = predict_group(profiles, "3a", ["L", "S"])
     assert {r["target"] for r in rows} == {"L", "S"}
-    for r in rows:
+    for r in rows:  # the cpu alone was profiled: the prediction rests on it and says so
         assert r["ir_low"] <= r["ir"] <= r["ir_high"], r
+        assert r["reason"] == "not profiled, left out: memory, disk, network"
+    # make advise on the same tables: both placements of two ranked, apart and together.
+    from interference.steps import placement
+
+    assert placement.main(["advise", "--stats", str(workdir / "results/stats"), "--host", "profhost",
+                           "--services", "L", "S", "--cores", "2", "--memory", "4g"]) == 0  # fmt: skip
+    advice = pd.read_csv(workdir / "results/stats/placement/advice-L+S.tsv", sep="\t")
+    assert advice["rank"].notna().sum() == 4 and advice["total_slowdown"].notna().all()
 
 
 def test_the_report_shows_the_study_and_nothing_is_left(workdir):

@@ -56,7 +56,7 @@ def cluster(tmp_path_factory):
         yield env, edge, work, cluster
     assert cluster.daemons() == [] and not DEFAULT_CONF.exists()
     r = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", "label=interference.host.slurm-node"],
+        ["docker", "ps", "-aq", "--filter", "label=interference.slurm-node"],
         capture_output=True,
         text=True,
     )

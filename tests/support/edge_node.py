@@ -21,7 +21,7 @@ from pathlib import Path
 from interference import REPO_ROOT
 
 CONTEXT = REPO_ROOT / "containers" / "slurm-node"
-LABEL = "interference.host.slurm-node"
+LABEL = "interference.slurm-node"
 
 
 def _docker(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -144,7 +144,7 @@ class EdgeNode:
     def lose(self) -> None:
         """The node lost mid-job: its slurmd, its job steps and what they ran (snakemake, the
         runner) killed at once; the containers its engine runs are left, as a crash leaves them."""
-        self.exec("pkill", "-KILL", "-f", r"slurm|snakemake|interference\.runner")
+        self.exec("pkill", "-KILL", "-f", r"slurm|snakemake|interference\.steps\.runner")
 
     def stop(self) -> None:
         _docker("rm", "-f", "-v", self.container)

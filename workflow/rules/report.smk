@@ -71,7 +71,10 @@ rule run_order_table:
     input:
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         # The step and the plan it recomputes (an edit of the plan changes the table).
-        step=[RUN_INFO_CODE, os.path.join(SCRIPTS, "interference", "core", "run_order.py")],
+        step=[
+            RUN_INFO_CODE,
+            os.path.join(SCRIPTS, "interference", "core", "run_order.py"),
+        ],
     output:
         order="results/stats/run_order.tsv",
     log:

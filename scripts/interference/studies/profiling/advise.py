@@ -105,10 +105,14 @@ def predicted_total(profiles: Profiles, placement: Placement, metrics: dict) -> 
             reasons += [f"{target}: {p.reason}"] if p.reason else []
     total = np.sum(draws, axis=0)
     low, high = (
-        np.quantile(total, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2]) if not reasons else (np.nan,) * 2
+        # A member without a prediction leaves no interval (a note alone, e.g. a resource not
+        # profiled, does not).
+        np.quantile(total, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+        if np.isfinite(total).all()
+        else (np.nan,) * 2
     )
     return {
-        "total_slowdown": -sum(p.ir for _, p in irs),
+        "total_slowdown": 0.0 - sum(p.ir for _, p in irs),  # 0.0 - x: never a negative zero
         "slowdown_low": low,
         "slowdown_high": high,
         "members": "; ".join(f"{t} {p.ir:+.3f} [{p.low:+.3f}, {p.high:+.3f}]" for t, p in irs),

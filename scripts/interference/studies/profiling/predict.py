@@ -94,7 +94,10 @@ def predict_member(
         else:
             point_factors.append(limit[0])
             drawn_factors.append(limit[1])
+    profiled = profiles.profiled_resources()
     for resource in RESOURCES:
+        if resource not in profiled:
+            continue  # not profiled for anyone: the prediction says so (its reason) and leaves it out
         # Limited containers have disjoint cores: only a partner in the same container shares CPU.
         pressing = [(p, pl) for p, pl in shared if resource != "cpu" or not limited or pl == "2"]
         if not pressing:
@@ -121,7 +124,9 @@ def predict_member(
         return Prediction(np.nan, np.nan, np.nan, np.full(profiles.n_draws, np.nan), "; ".join(missing))
     draws = combine(drawn_factors) + np.zeros(profiles.n_draws)
     low, high = np.quantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
-    return Prediction(float(combine(point_factors)), float(low), float(high), draws)
+    left_out = [r for r in RESOURCES if r not in profiled]
+    note = f"not profiled, left out: {', '.join(left_out)}" if left_out else ""
+    return Prediction(float(combine(point_factors)), float(low), float(high), draws, note)
 
 
 def partner_label(members, target: str) -> str:

@@ -119,6 +119,11 @@ class Profiles:
             drawn = np.concatenate([np.zeros((self.n_draws, 1)), np.minimum(drawn, 0)], -1)
         return x, point, drawn
 
+    def profiled_resources(self) -> set[str]:
+        """The resources the profiling study measured at all (a config may profile fewer than
+        four: a resource no microservice was profiled on is left out of every prediction)."""
+        return set(self.pressure["resource"])
+
     def pressure_of(self, ms: str, placement: str, resource: str):
         """(point, draws) of a microservice's pressure, draws held at >= 0; or None."""
         key = ("pressure", ms, placement, resource)
