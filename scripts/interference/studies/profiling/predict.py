@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.descriptive import CONFIDENCE
+from interference.studies.profiling.plan import RESOURCES
 from interference.studies.profiling.profiles import Profiles
 
-RESOURCES = ("cpu", "memory", "disk", "network")
 CASES = ("2", "3a", "3b")
 # Case -> (the target shares its container with its partners, the containers are limited).
 CASE_LAYOUT = {"2": (True, False), "3a": (False, False), "3b": (False, True)}

@@ -21,6 +21,7 @@ from scipy import stats
 
 from interference.stats.descriptive import CONFIDENCE
 from interference.stats.resampling import rng_for
+from interference.studies.profiling.plan import RESOURCES
 
 SEED = 20240601
 N_DRAWS = 2000
@@ -121,8 +122,9 @@ class Profiles:
 
     def profiled_resources(self) -> set[str]:
         """The resources the profiling study measured at all (a config may profile fewer than
-        four: a resource no microservice was profiled on is left out of every prediction)."""
-        return set(self.pressure["resource"])
+        four: a resource no microservice was profiled on is left out of every prediction). With no
+        pressure at all nothing is known to be left out: every resource, each then missing."""
+        return set(self.pressure["resource"]) if len(self.pressure) else set(RESOURCES)
 
     def pressure_of(self, ms: str, placement: str, resource: str):
         """(point, draws) of a microservice's pressure, draws held at >= 0; or None."""

@@ -8,8 +8,7 @@ import pandas as pd
 
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, pct
-
-RESOURCES = ("cpu", "memory", "disk", "network")
+from interference.studies.profiling.plan import RESOURCES
 
 
 def profile_table(sensitivity: pd.DataFrame, pressure: pd.DataFrame, placement: str = "3a") -> pd.DataFrame:
