@@ -14,7 +14,8 @@ from interference import studies
 from interference.runtimes import bridges, ovs
 from interference.steps.config import ConfigError, validate
 from interference.studies.network import published
-from interference.studies.network.statistics import SAMPLE_COLUMNS, relative
+from interference.studies.network.parse import SAMPLE_COLUMNS
+from interference.studies.network.statistics import relative
 
 
 def network_cfg(runtimes, **part) -> dict:

@@ -17,7 +17,8 @@ from conftest import REPO
 from interference import parsers, studies
 from interference.steps.config import ConfigError, validate
 from interference.studies.pingpong import MAX_MESSAGE_BYTES, fabric
-from interference.studies.pingpong.statistics import SAMPLE_COLUMNS, relative, rsd
+from interference.studies.pingpong.parse import SAMPLE_COLUMNS
+from interference.studies.pingpong.statistics import relative, rsd
 
 SOURCE = REPO / "containers/httppingpong/pingpong.c"
 

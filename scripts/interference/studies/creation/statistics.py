@@ -12,10 +12,6 @@ from interference.stats.descriptive import describe
 from interference.studies.creation import TABLE1
 from interference.studies.creation.published import TABLE_1
 
-SAMPLE_COLUMNS = [
-    "host", "runtime", "variant", "entities", "children", "repetition", "entity",
-    "metric", "value", "unit", "higher_is_better", "status",
-]  # fmt: skip
 GROUP = ["host", "runtime", "variant", "entities", "children", "metric"]
 
 

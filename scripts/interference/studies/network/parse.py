@@ -7,7 +7,12 @@ import pandas as pd
 from interference import parsers
 from interference.core.microservices import registry
 from interference.core.samples import parse_iteration
-from interference.studies.network import statistics
+
+# The columns of this study's samples.tsv (its statistics read them from here: parsing stays light).
+SAMPLE_COLUMNS = [
+    "host", "runtime", "microservice", "direction", "mode", "repetition", "iteration",
+    "metric", "value", "unit", "higher_is_better", "start", "end", "status",
+]  # fmt: skip
 
 
 def parse(meta, raw_dir) -> pd.DataFrame:
@@ -28,4 +33,4 @@ def parse(meta, raw_dir) -> pd.DataFrame:
         for it in meta["iterations"]
         for sample in parse_iteration(it, raw_dir, parsers.get(ms.parser), ms.metrics, stderr=False)
     ]
-    return pd.DataFrame(rows, columns=statistics.SAMPLE_COLUMNS)
+    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)

@@ -15,10 +15,6 @@ from interference.stats.descriptive import describe, prepare, valid
 from interference.stats.resampling import bootstrap_ci
 from interference.studies.network import RELATIVE
 
-SAMPLE_COLUMNS = [
-    "host", "runtime", "microservice", "direction", "mode", "repetition", "iteration",
-    "metric", "value", "unit", "higher_is_better", "start", "end", "status",
-]  # fmt: skip
 GROUP = ["host", "runtime", "direction", "mode", "metric"]
 # The reference: bare metal to itself (or to the remote host, for to-remote rows); without it,
 # Docker's host network (the same stack).

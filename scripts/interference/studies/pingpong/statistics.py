@@ -15,10 +15,6 @@ from interference.stats.descriptive import describe, prepare, valid
 from interference.stats.resampling import bootstrap_ci
 from interference.studies.pingpong import BARE_METAL_LAYERS, RELATIVE, RSD
 
-SAMPLE_COLUMNS = [
-    "host", "runtime", "layer", "message_bytes", "repetition", "iteration",
-    "metric", "value", "unit", "higher_is_better", "start", "end", "status",
-]  # fmt: skip
 GROUP = ["host", "runtime", "layer", "message_bytes", "metric"]
 RATE = "transfer_rate"
 BARE_METAL = "host"  # the runtime of the loopback and reference layers

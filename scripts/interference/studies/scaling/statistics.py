@@ -13,10 +13,6 @@ from interference.stats.descriptive import describe, prepare, valid
 from interference.stats.resampling import bootstrap_ci
 from interference.studies.scaling import SLOWDOWN
 
-SAMPLE_COLUMNS = [
-    "host", "runtime", "instances", "repetition", "instance", "iteration",
-    "metric", "value", "unit", "higher_is_better", "start", "end", "status",
-]  # fmt: skip
 GROUP = ["host", "runtime", "instances", "metric"]
 REFERENCES = ("host", "docker")  # bare metal when it ran, else Docker
 N_RESAMPLES = 2000
