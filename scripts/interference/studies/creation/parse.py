@@ -11,7 +11,6 @@ SAMPLE_COLUMNS = [
 ]  # fmt: skip
 
 
-
 def parse(meta, raw_dir) -> pd.DataFrame:
     s = meta["settings"]
     rows = []
