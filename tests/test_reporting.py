@@ -92,6 +92,7 @@ def test_runs_table_has_one_row_per_run_and_members_one_per_member_with_limits(s
     case2 = members[members["key"] == "case2/L+S"]
     assert set(case2["container"]) == {"member1+member2"} and set(case2["limits_match"]) == {"unlimited"}
     assert members["failed"].astype(int).sum() == 2
+    assert not table.columns.str.startswith("member").any()  # the members are rows, not columns
 
 
 def test_environment_records_host_engine_config_hash_and_declarations(stats, tmp_path):

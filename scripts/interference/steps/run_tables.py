@@ -22,8 +22,7 @@ from interference.core.table_schema import INTEGER, RUN_IDENTITY, RUN_MEMBER, Ta
 RUN_ORDER = [c for c in RUN_IDENTITY.columns if c != "run_id"]
 # The whole-number columns of runs.tsv, the generic ones and the pair study's.
 WHOLE_NUMBERS = ("n_iterations", "n_failed", "repetition", "iterations_requested", "window_s", "n_in_overlap",
-                 "iteration_timeout_s", "member1_iterations", "member1_failed", "member2_iterations",
-                 "member2_failed")  # fmt: skip
+                 "iteration_timeout_s")  # fmt: skip
 
 
 def identity(record: RunRecord) -> dict:

@@ -82,27 +82,6 @@ def run_row(meta: dict) -> dict:
         window_final_s=stop.get("window_s"),
         window_extended_s=stop.get("extended_s"),
     )
-    # The members' flat columns (member<k>_*), until the readers take run_members.tsv.
-    for k in (1, 2):
-        member = results.members[k - 1] if len(results.members) >= k else None
-        container = _member_container(meta, member) if member else None
-        requested = (container or {}).get("limits_requested") or {}
-        read_back = member.limits_read_back if member else {}
-        its = member.iteration_records if member else ()
-        row[f"member{k}"] = member.microservice if member else ""
-        sizes = s.get("sizes", {}).get(member.microservice) if member else None
-        row[f"member{k}_sizes"] = ", ".join(f"{a}={b}" for a, b in sorted(sizes.items())) if sizes else ""
-        row[f"member{k}_iterations"] = len(its) if member else None
-        row[f"member{k}_failed"] = sum(it.status != "ok" for it in its) if member else None
-        row[f"member{k}_container"] = (container or {}).get("role", "")
-        for key in REQUESTED_KEYS:
-            v = requested.get(key)
-            row[f"member{k}_requested_{key}"] = "" if v is None else v
-        for key in READ_BACK:
-            row[f"member{k}_read_{key}"] = read_back.get(key, "")
-        row[f"member{k}_limits_match"] = limits_match(requested, read_back) if member else ""
-        n = threads(sizes or {}, read_back)
-        row[f"member{k}_threads"] = "" if n is None else n
     return row
 
 
