@@ -88,5 +88,6 @@ rule stats:
     input:
         all_tables(),
         expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
+        expand("results/stats/{study}/run_members.tsv", study=list(STUDIES)),
         "results/stats/findings.tsv",
         all_changes(),

@@ -2,7 +2,8 @@
 
 Synthetic meta.json files (three microservices: L for CPU, S for memory and a stand-in B for
 disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
-interference.steps.run_facts (pairs/runs.tsv, environment.json, run_order.tsv); samples drawn
+interference.steps.run_facts (pairs/runs.tsv, pairs/run_members.tsv, environment.json,
+run_order.tsv); samples drawn
 from those runs' iterations (with telemetry) -> the pair study's statistics (pairs/{summary,
 interference,anova,posthoc,runtimes,contention,pressure_correlation,contention_by_case,split}.tsv),
 its published comparison (pairs/published.tsv) and the findings scorecard (findings.tsv). Some iterations fall outside the overlap,
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from interference.steps import run_facts as run_info
-from interference.steps import scorecard
+from interference.steps import run_tables, scorecard
 from interference.steps.statistics import write
 from interference.studies.pairs import statistics
 from interference.studies.pairs.statistics import (
@@ -292,7 +293,7 @@ def make_fixture(
     rng = np.random.default_rng(20240601)
     metas = make_metas(out / "raw", rng, runtimes)
     cfg = config(runtimes)
-    runs = run_info.runs_table(metas)
+    runs = run_tables.runs_table(metas)
     env = run_info.environment(metas, [], cfg, [])
     env["microservices"] = {k: v for k, v in env["microservices"].items() if k in MICROSERVICES}
     for v in env["microservices"].values():
@@ -313,6 +314,8 @@ def make_fixture(
     pairs = out / "pairs"
     pairs.mkdir(parents=True, exist_ok=True)
     runs.to_csv(pairs / "runs.tsv", sep="\t", index=False, float_format="%.6f")
+    members = run_tables.members_table(metas, "pairs")
+    members.to_csv(pairs / "run_members.tsv", sep="\t", index=False, float_format="%.6f")
     # How the runs followed the plan, as the run_order_table rule writes it (the default plan).
     order = run_info.run_order_table(run_info.read_runs([pairs / "runs.tsv"]), {"shuffle": True, "seed": 1})
     order.to_csv(out / "run_order.tsv", sep="\t", index=False, float_format="%.6f")

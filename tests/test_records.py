@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO
 from interference.core import records
 from interference.core.records import SCHEMA_VERSION, RecordError, RunRecord
-from interference.steps import parse, run_facts
+from interference.steps import parse, run_tables
 
 SAVED = REPO / "tests" / "fixtures" / "runs"
 
@@ -85,14 +85,18 @@ def test_fields_older_files_lack_default():
 
 @pytest.mark.parametrize("run", ["pairs-case3b-v0", "pairs-case1-end-v0"])
 def test_a_saved_run_gives_the_samples_and_runs_row_it_gave_before_the_types(tmp_path, run):
-    """The files were made by the code of commit 564b494: results must not change."""
+    """The files were made by the code of commit 564b494: results must not change (the members'
+    facts are the same values, as rows of run_members.tsv: fixtures/runs/README.md)."""
     shutil.copytree(SAVED / run, tmp_path / run)
     meta = tmp_path / run / "meta.json"
     parse.write(parse.parse_run(meta), tmp_path / "samples.tsv")
     assert (tmp_path / "samples.tsv").read_text() == (SAVED / run / "expected-samples.tsv").read_text()
-    runs = run_facts.runs_table([meta]).assign(meta="meta.json")
+    runs = run_tables.runs_table([meta]).assign(meta="meta.json")
     runs.to_csv(tmp_path / "runs.tsv", sep="\t", index=False, float_format="%.6f")
     assert (tmp_path / "runs.tsv").read_text() == (SAVED / run / "expected-runs.tsv").read_text()
+    members = run_tables.members_table([meta], "pairs")
+    members.to_csv(tmp_path / "members.tsv", sep="\t", index=False, float_format="%.6f")
+    assert (tmp_path / "members.tsv").read_text() == (SAVED / run / "expected-members.tsv").read_text()
 
 
 @pytest.mark.parametrize(

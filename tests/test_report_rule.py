@@ -92,8 +92,12 @@ def test_run_info_collects_every_run(workdir):
     runs = pd.read_csv(workdir / "results/stats/pairs/runs.tsv", sep="\t", dtype=str, keep_default_na=False)
     # L, S alone; L+L, L+S, S+S in Cases 2 and 3b; L, S alone again at the end (drift_check)
     assert len(runs) == 2 + 2 * 3 + 2
-    limited = runs[runs["case"] == "3b"]
-    assert set(limited["member1_limits_match"]) == {"yes"} and set(limited["member2_limits_match"]) == {"yes"}
+    members = pd.read_csv(
+        workdir / "results/stats/pairs/run_members.tsv", sep="\t", dtype=str, keep_default_na=False
+    )
+    assert len(members) == 2 + 2 * 3 * 2 + 2 and set(members["run_id"]) == set(runs["run_id"])
+    limited = members[members["key"].str.startswith("case3b/")]
+    assert list(limited["member"]).count("2") == 3 and set(limited["limits_match"]) == {"yes"}
     env = json.loads((workdir / "results/stats/environment.json").read_text())
     assert env["config"]["host"] == "reporthost" and len(env["config_sha256"]) == 64
     assert env["engines"]["docker"]["cgroup_version"] in ("1", "2")
@@ -161,20 +165,21 @@ def test_rerunning_one_run_does_not_rerun_the_drift_check(workdir):
 
 
 def test_thread_counts_recorded_are_those_the_benchmarks_used(workdir):
-    runs = pd.read_csv(workdir / "results/stats/pairs/runs.tsv", sep="\t", dtype=str, keep_default_na=False)
+    stats = workdir / "results/stats/pairs"
+    runs = pd.read_csv(stats / "runs.tsv", sep="\t", dtype=str, keep_default_na=False)
+    members = pd.read_csv(stats / "run_members.tsv", sep="\t", dtype=str, keep_default_na=False)
+    run = ["host", "runtime", "study", "key", "repetition"]
+    members = members.merge(runs[[*run, "case", "meta"]], on=run, validate="many_to_one")
     cpus = len(os.sched_getaffinity(0))
     checked = 0
-    for x in runs.itertuples():
-        for k in (1, 2):
-            ms = getattr(x, f"member{k}")
-            if not ms:
-                continue
-            expected = 1 if ms == "S" else (cpus if x.case == "2" else 1)  # Case 2 is unlimited
-            assert getattr(x, f"member{k}_threads") == str(expected), (x.key, ms)
-            outs = sorted((workdir / Path(x.meta).parent).glob(f"member{k}-{ms}/*.out"))
-            used = {m for p in outs for m in re.findall(r"\bthreads=(\d+)", p.read_text())}
-            assert outs and used == {str(expected)}, (x.key, ms, used)
-            checked += 1
+    for x in members.itertuples():
+        ms = x.microservice
+        expected = 1 if ms == "S" else (cpus if x.case == "2" else 1)  # Case 2 is unlimited
+        assert x.threads == str(expected), (x.key, ms)
+        outs = sorted((workdir / Path(x.meta).parent).glob(f"{x.role}-{ms}/*.out"))
+        used = {m for p in outs for m in re.findall(r"\bthreads=(\d+)", p.read_text())}
+        assert outs and used == {str(expected)}, (x.key, ms, used)
+        checked += 1
     assert checked == 2 + 2 * 2 * 3 + 2
 
 

@@ -16,7 +16,7 @@ from interference.report import environment
 from interference.report import format as fmt
 from interference.report.tables import table_html
 from interference.steps import run_facts as run_info
-from interference.studies.pairs import PUBLISHED_FILES, runs
+from interference.studies.pairs import PUBLISHED_FILES, runs, schemas
 from interference.studies.pairs.section import PairsSection
 from interference.studies.pairs.section.data import eta_band
 from interference.studies.pairs.statistics import published
@@ -72,21 +72,27 @@ def test_limits_match():
     assert runs.limits_match({"cpuset": None, "cpus": None, "memory": None}, back) == "unlimited"
 
 
-def test_runs_table_has_one_row_per_run_with_limits_per_member(stats):
+def test_runs_table_has_one_row_per_run_and_members_one_per_member_with_limits(stats):
     table = pd.read_csv(stats / "pairs" / "runs.tsv", sep="\t", dtype=str, keep_default_na=False)
     assert set(table["study"]) == {"pairs"} and "case3b/L+S" in set(table["key"])
     table = table[table["runtime"] == "docker"]
     # 3 microservices alone + 6 pairs in each of 3 concurrent cases.
     assert len(table) == 3 + 3 * 6
     r = table[(table["case"] == "3b") & (table["pair"] == "L+S")].iloc[0]
-    assert (r["member1_requested_cpuset"], r["member2_requested_cpuset"]) == ("0", "1")
-    assert (r["member1_read_cpuset"], r["member2_read_cpuset"]) == ("0", "1")
-    assert r["member1_limits_match"] == r["member2_limits_match"] == "yes"
-    case2 = table[(table["case"] == "2") & (table["pair"] == "L+S")].iloc[0]
-    assert case2["member1_container"] == case2["member2_container"] == "member1+member2"
-    assert case2["member1_limits_match"] == "unlimited"
     assert float(r["overlap_s"]) > 0 and r["window_s"] == "60"
     assert table["n_failed"].astype(int).sum() == 2
+    members = pd.read_csv(stats / "pairs" / "run_members.tsv", sep="\t", dtype=str, keep_default_na=False)
+    assert list(members.columns) == schemas.RUN_MEMBERS.columns
+    members = members[members["runtime"] == "docker"]
+    assert len(members) == 3 + 3 * 6 * 2  # one row per member: the pairs' two each
+    m = members[members["key"] == "case3b/L+S"].set_index("member")
+    assert list(m["role"]) == ["member1", "member2"] and list(m["microservice"]) == ["L", "S"]
+    assert list(m["requested_cpuset"]) == list(m["read_cpuset"]) == ["0", "1"]
+    assert set(m["limits_match"]) == {"yes"} and set(m["run_id"]) == {r["run_id"]}
+    case2 = members[members["key"] == "case2/L+S"]
+    assert set(case2["container"]) == {"member1+member2"} and set(case2["limits_match"]) == {"unlimited"}
+    assert members["failed"].astype(int).sum() == 2
+    assert not table.columns.str.startswith("member").any()  # the members are rows, not columns
 
 
 def test_environment_records_host_engine_config_hash_and_declarations(stats, tmp_path):
@@ -529,12 +535,10 @@ def test_bonnie_page_cache_evidence_per_case(rep, stats, tmp_path):
 
     # Direct I/O as the runs recorded it: one sentence, no table; the config says otherwise.
     def direct_runs(name, df):
-        if name != "runs":
+        if name != "run_members":
             return df
         df = df.copy()
-        for k in (1, 2):
-            b = df[f"member{k}"] == "B"
-            df.loc[b, f"member{k}_sizes"] = "direct_io=True, file_size_mb=4096"
+        df.loc[df["microservice"] == "B", "sizes"] = "direct_io=True, file_size_mb=4096"
         return df
 
     direct = copy_stats(stats, tmp_path / "d", keep=direct_runs)

@@ -1,4 +1,4 @@
-# The paper: what ran (run_table: results/stats/<study>/runs.tsv; environment:
+# The paper: what ran (run_table: results/stats/<study>/runs.tsv and run_members.tsv; environment:
 # results/stats/environment.json, from meta.json and image jsons, never raw outputs;
 # run_order_table: results/stats/run_order.tsv, from the runs.tsv) and
 # report/paper.qmd with each study's section rendered to report/paper.html from results/stats/.
@@ -20,7 +20,8 @@ REPORT_CODE = sorted(
     for p in Path(SCRIPTS, "interference", folder).rglob("*")
     if p.is_file() and "__pycache__" not in p.parts
 )
-RUN_INFO_CODE = os.path.join(SCRIPTS, "interference", "steps", "run_facts.py")
+# The run-facts step and what it imports (steps/run_tables.py makes the run tables).
+RUN_INFO_CODE = code_deps_closure("steps/run_facts.py")
 
 
 rule run_table:
@@ -28,16 +29,19 @@ rule run_table:
         metas=lambda wildcards: run_metas(wildcards.study)
         + imported(RUN_META, wildcards.study),
         step=RUN_INFO_CODE,
-        # The study's run_row() (its columns of runs.tsv).
+        # The study's run_row() and member_rows() (its columns of runs.tsv, its member rows).
         code=lambda wildcards: STEP_CODE[wildcards.study, "runs"],
     output:
         runs="results/stats/{study}/runs.tsv",
+        # One row per member of a run (no rows for a study whose runs have no members).
+        members="results/stats/{study}/run_members.tsv",
     log:
         "results/logs/run_info/{study}.log",
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "python -m interference.steps.run_facts --metas {input.metas:q} --runs {output.runs} > {log} 2>&1"
+        "python -m interference.steps.run_facts --study {wildcards.study} --metas {input.metas:q} "
+        "--runs {output.runs} --members {output.members} > {log} 2>&1"
 
 
 rule environment:
@@ -70,11 +74,9 @@ rule environment:
 rule run_order_table:
     input:
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
-        # The step and the plan it recomputes (an edit of the plan changes the table).
-        step=[
-            RUN_INFO_CODE,
-            os.path.join(SCRIPTS, "interference", "core", "run_order.py"),
-        ],
+        # The step and the plan it recomputes, core/run_order.py (an edit of the plan changes
+        # the table).
+        step=RUN_INFO_CODE,
     output:
         order="results/stats/run_order.tsv",
     log:
@@ -93,6 +95,7 @@ rule report:
     input:
         tables=all_tables(),
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
+        members=expand("results/stats/{study}/run_members.tsv", study=list(STUDIES)),
         run_order="results/stats/run_order.tsv",
         environment="results/stats/environment.json",
         findings="results/stats/findings.tsv",
@@ -125,8 +128,9 @@ FINDINGS_CODE = code_deps_closure("steps/scorecard.py")
 rule findings:
     input:
         tables=all_tables(),
-        # Evidence: each member's threads (runs.tsv).
+        # Evidence: each member's threads (run_members.tsv, beside its run's case in runs.tsv).
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
+        members=expand("results/stats/{study}/run_members.tsv", study=list(STUDIES)),
         environment="results/stats/environment.json",
         catalogue=os.path.join(workflow.basedir, "report", "published", "findings.yaml"),
         published=PUBLISHED,

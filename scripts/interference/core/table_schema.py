@@ -165,3 +165,12 @@ def _flag(s):
 
 
 _CHECKS = {TEXT: _text, NUMBER: _number, INTEGER: _integer, FLAG: _flag}
+
+
+# Which run a row of the run-facts tables is (runs.tsv's first columns); the key that joins a
+# run's members (run_members.tsv) to its row of runs.tsv.
+RUN_IDENTITY = TableSchema(host=TEXT, runtime=TEXT, study=TEXT, key=TEXT, repetition=INTEGER, run_id=TEXT)
+# One row per member of a run (run_members.tsv), whatever the study: which member (1, 2, ...),
+# its role as the run record names it, and its microservice. A study whose runs have members
+# adds its facts about each after these (Study.member_schema); the others write no rows.
+RUN_MEMBER = TableSchema(RUN_IDENTITY, member=INTEGER, role=TEXT, microservice=TEXT)

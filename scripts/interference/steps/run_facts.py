@@ -1,9 +1,14 @@
-"""Collect what the report says about the runs: one row per run, and the environment.
+"""Collect what the report says about the runs: one row per run and per member, and the
+environment.
 
   results/stats/<study>/runs.tsv  one row per run of a study: when it ran, iterations and
                                   failures, events, and the study's own columns (the pair study:
-                                  the cgroup limits requested and read back in each member, the
-                                  overlap window)
+                                  case, pair, the overlap window)
+  results/stats/<study>/run_members.tsv
+                                  one row per member of a run (member, role, microservice) and
+                                  the study's facts about it (the pair study: workload sizes,
+                                  the cgroup limits requested and read back, threads); both
+                                  tables are made in steps/run_tables.py
   results/stats/environment.json  host (CPU model, cores, memory, kernel), engine (version,
                                   cgroup version and driver), images (refs, ids, tool versions),
                                   the config and its sha256, the config files and their sha256,
@@ -14,7 +19,8 @@
 It reads only meta.json files, image jsons, declarations and the runs.tsv it wrote: never the raw
 outputs.
 
-  python -m interference.steps.run_facts --metas M... --runs results/stats/S/runs.tsv
+  python -m interference.steps.run_facts --study S --metas M... --runs results/stats/S/runs.tsv \\
+      --members results/stats/S/run_members.tsv
   python -m interference.steps.run_facts --metas M... --config JSON --config-files F... --images I... \\
       --environment results/stats/environment.json
   python -m interference.steps.run_facts --runs-tables T... --order JSON --run-order results/stats/run_order.tsv"""
@@ -30,9 +36,11 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
-from interference import REPO_ROOT, studies
+from interference import REPO_ROOT
 from interference.core import records, run_order
 from interference.core.microservices import registry
+from interference.core.table_schema import TableSchemaError
+from interference.steps.run_tables import members_table, runs_table
 
 HOST_KEYS = ("hostname", "cpu_model", "cores", "memory_bytes", "kernel", "os")
 ENGINE_KEYS = (
@@ -63,53 +71,6 @@ def _shown(path) -> str:
 
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def run_row(meta_path: Path) -> dict:
-    """The generic columns of one run, then the study's own (Study.run_row)."""
-    record = records.load(meta_path)
-    run = record.identity
-    study = studies.get(record.study)
-    row = {
-        "host": run.host,
-        "runtime": run.runtime,
-        "study": record.study,
-        "key": run.key,
-        "repetition": run.repetition,
-        "run_id": record.run_id,
-        "started": record.started,
-        "finished": record.finished,
-        "duration_s": (record.finished - record.started) if record.finished else None,
-        "n_iterations": record.n_iterations,
-        "n_failed": record.n_failed,
-        "loadavg_1m_before": (record.host_info.get("loadavg_before") or [None])[0],
-        # The contention sampler's interval as the run used it (none: no telemetry).
-        "telemetry_interval_s": (record.telemetry or {}).get("interval_s"),
-        "events": " | ".join(record.events),
-        # Measured after every other run of its study (core/run_order.py leaves it out of the draw).
-        "after_all": study.after_all(run.key),
-        "meta": str(meta_path),
-    }
-    row.update(study.run_row(record.to_json()))
-    return row
-
-
-def runs_table(metas: list[Path]) -> pd.DataFrame:
-    rows = [run_row(p) for p in metas]
-    df = pd.DataFrame(rows)
-    if df.empty:
-        return df
-    df = df.sort_values(["host", "runtime", "study", "key", "repetition"])
-    # Whole numbers stay whole where some runs have none (pandas would make them floats).
-    for c in df.columns:
-        if c in ("n_iterations", "n_failed", "repetition") or c.endswith(
-            ("_iterations", "_failed", "_requested")
-        ):
-            df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
-    for c in ("window_s", "n_in_overlap", "iteration_timeout_s"):
-        if c in df:
-            df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
-    return df.reset_index(drop=True)
 
 
 def _distinct(values: list[dict], keys) -> dict:
@@ -259,7 +220,9 @@ def main(argv=None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--metas", nargs="*", type=Path, default=[], help="every run's meta.json")
+    ap.add_argument("--study", help="the study whose runs --metas are (with --members)")
     ap.add_argument("--runs", type=Path, help="runs.tsv to write (one study's metas)")
+    ap.add_argument("--members", type=Path, help="run_members.tsv to write (one study's metas)")
     ap.add_argument("--environment", type=Path, help="environment.json to write")
     ap.add_argument("--config", help="the validated config, as JSON (with --environment)")
     ap.add_argument("--config-files", nargs="*", type=Path, default=[], help="the config files used")
@@ -268,6 +231,17 @@ def main(argv=None) -> int:
     ap.add_argument("--order", help="the config's run_order, as JSON (with --run-order)")
     ap.add_argument("--run-order", type=Path, help="run_order.tsv to write (from --runs-tables)")
     a = ap.parse_args(argv)
+    if a.members:
+        if a.study is None:
+            ap.error("--members needs --study")
+        try:
+            members = members_table(a.metas, a.study)
+        except TableSchemaError as e:
+            print(e, file=sys.stderr)
+            return 1
+        a.members.parent.mkdir(parents=True, exist_ok=True)
+        members.to_csv(a.members, sep="\t", index=False, float_format="%.6f")
+        print(f"{len(members)} members of runs -> {a.members}")
     if a.runs:
         runs = runs_table(a.metas)
         a.runs.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,8 @@ A study's folder has the same rooms in every kind:
   parse.py      parse(meta, raw_dir) -> samples          (the parse step)
   <module>.py   the functions its tables name            (the statistics step)
   findings.py   CHECKS: its checks of the papers' findings (the findings step)
-  runs.py       run_row(meta): its columns of runs.tsv   (optional)
+  runs.py       run_row(meta): its columns of runs.tsv   (optional; member_rows(meta): its
+                rows of run_members.tsv, with member_schema)
   section.qmd   its report section (+ section.py or section/)
 Planning (the workflow's DAG) imports only __init__.py; each step imports its own module when
 it runs, so that a dry run does not load the statistics stack."""
@@ -126,6 +127,9 @@ class Study(abc.ABC):
     report_section: ClassVar[Path | None] = None
     # Its ratios compared with saved sessions beside its summary's means (Compared).
     compared: ClassVar[tuple[Compared, ...]] = ()
+    # The columns of run_members.tsv, one row per member of a run (core's RUN_MEMBER, then the
+    # study's facts about each); None: its runs have no members, the table has no rows.
+    member_schema: ClassVar[TableSchema | None] = None
 
     @property
     def key_pattern(self) -> str:
@@ -231,6 +235,11 @@ class Study(abc.ABC):
     def run_row(self, meta: dict) -> dict:
         """The study's columns of runs.tsv for one run (besides the generic ones)."""
         return self.step("runs").run_row(meta) if self.room("runs") else {}
+
+    def member_rows(self, meta: dict) -> list[dict]:
+        """One dict per member of a run: member, role, microservice and the study's facts, the
+        columns of member_schema after the run's identity (which the run-facts step adds)."""
+        return self.step("runs").member_rows(meta) if self.member_schema is not None else []
 
     def code(self, step: str) -> list[Path]:
         """The entry files of one step ("parse", "statistics", "runs", "findings", "report"): with

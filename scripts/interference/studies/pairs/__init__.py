@@ -56,6 +56,8 @@ class PairsStudy(Study):
             "relative_ci_high",
         ),
     )
+    # Each run's members as rows of run_members.tsv (runs.py: member_rows).
+    member_schema = schemas.RUN_MEMBERS
     # The functions are in statistics/tables.py, the columns in schemas.py; each table of the
     # study proper leaves out the baselines re-measured at the end and, unless it uses it, Case 1u.
     tables = {

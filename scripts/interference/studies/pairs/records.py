@@ -122,6 +122,12 @@ class PairMember:
     limits_read_back: dict
     iteration_records: tuple[PairIteration, ...]
 
+    @property
+    def role(self) -> str:
+        """Its name in the run (execute.py): the role of the container it ran in (member1, or
+        member1+member2 when they shared one) and the start of its raw folder's name."""
+        return f"member{self.member}"
+
     def to_json(self) -> dict:
         return {
             "member": self.member,

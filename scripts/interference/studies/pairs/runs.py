@@ -1,14 +1,12 @@
-"""The pair study's columns of runs.tsv: case, pair, iterations asked for, window and iteration
-timeout given, overlap window, and for each member the cgroup limits requested and read back
-inside its container, and whether they match."""
+"""The pair study's run facts: its columns of runs.tsv (case, pair, iterations asked for, window
+and iteration timeout given, overlap window, the stopping rule's decision) and its rows of
+run_members.tsv, one per member (workload sizes, iterations, the cgroup limits requested and read
+back inside its container, whether they match, threads; columns in schemas.RUN_MEMBERS)."""
 
 from __future__ import annotations
 
-from interference.studies.pairs.records import PairResults
-
-# The limits a run records, as columns of runs.tsv (per member k: member<k>_<key>).
-REQUESTED_KEYS = ("cpuset", "cpus", "memory")
-READ_BACK_KEYS = ("cpuset", "cpu_quota_us", "cpu_period_us", "memory_max", "nproc", "cgroup_version")
+from interference.studies.pairs.records import PairMember, PairResults
+from interference.studies.pairs.schemas import READ_BACK, REQUESTED, REQUESTED_KEYS
 
 
 def memory_bytes(text) -> int | None:
@@ -25,11 +23,10 @@ def memory_bytes(text) -> int | None:
         return None
 
 
-def _member_container(meta: dict, k: int) -> dict | None:
-    """The container member k (1-based) ran in: its own, or the shared Case 2 container."""
+def _member_container(meta: dict, member: PairMember) -> dict | None:
+    """The container the member ran in: its own, or the shared Case 2 container."""
     for c in meta.get("containers", []):
-        roles = c.get("role", "").split("+")
-        if f"member{k}" in roles:
+        if member.role in c.get("role", "").split("+"):
             return c
     return None
 
@@ -58,7 +55,7 @@ def limits_match(requested: dict, read_back: dict) -> str:
 
 
 def run_row(meta: dict) -> dict:
-    """The pair study's columns of runs.tsv: case, pair, overlap and each member's limits."""
+    """The pair study's columns of runs.tsv: case, pair, window, overlap and stopping."""
     s = meta["settings"]
     results = PairResults.from_json(meta)
     overlap = results.overlap
@@ -85,33 +82,49 @@ def run_row(meta: dict) -> dict:
         window_final_s=stop.get("window_s"),
         window_extended_s=stop.get("extended_s"),
     )
-    for k in (1, 2):
-        member = results.members[k - 1] if len(results.members) >= k else None
-        container = _member_container(meta, k) if member else None
-        requested = (container or {}).get("limits_requested") or {}
-        read_back = member.limits_read_back if member else {}
-        its = member.iteration_records if member else ()
-        row[f"member{k}"] = member.microservice if member else ""
-        # Its workload size (per host, paper 004: smaller on the edge device).
-        sizes = s.get("sizes", {}).get(member.microservice) if member else None
-        row[f"member{k}_sizes"] = ", ".join(f"{a}={b}" for a, b in sorted(sizes.items())) if sizes else ""
-        row[f"member{k}_iterations"] = len(its) if member else None
-        row[f"member{k}_failed"] = sum(it.status != "ok" for it in its) if member else None
-        row[f"member{k}_container"] = (container or {}).get("role", "")
-        for key in REQUESTED_KEYS:
-            v = requested.get(key)
-            row[f"member{k}_requested_{key}"] = "" if v is None else v
-        for key in READ_BACK_KEYS:
-            row[f"member{k}_read_{key}"] = read_back.get(key, "")
-        row[f"member{k}_limits_match"] = limits_match(requested, read_back) if member else ""
-        row[f"member{k}_threads"] = threads(sizes or {}, read_back)
     return row
 
 
-def threads(sizes: dict, read_back: dict):
+def member_rows(meta: dict) -> list[dict]:
+    """The run's rows of run_members.tsv, one per member in order (the run-facts step puts the
+    run's identity before them). Text as recorded: a limit requested as 1.5 CPUs is '1.5'."""
+    sizes_of = meta["settings"].get("sizes", {})
+    rows = []
+    for member in PairResults.from_json(meta).members:
+        container = _member_container(meta, member) or {}
+        requested = container.get("limits_requested") or {}
+        read_back = member.limits_read_back
+        its = member.iteration_records
+        # Its workload size (per host, paper 004: smaller on the edge device).
+        sizes = sizes_of.get(member.microservice) or {}
+        rows.append(
+            {
+                "member": member.member,
+                "role": member.role,
+                "microservice": member.microservice,
+                "sizes": ", ".join(f"{a}={b}" for a, b in sorted(sizes.items())),
+                "iterations": len(its),
+                "failed": sum(it.status != "ok" for it in its),
+                "container": container.get("role", ""),
+                **{column: _text(requested.get(key)) for key, column in REQUESTED.items()},
+                **{column: _text(read_back.get(key)) for key, column in READ_BACK.items()},
+                "limits_match": limits_match(requested, read_back),
+                "threads": threads(sizes, read_back),
+            }
+        )
+    return rows
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value)
+
+
+def threads(sizes: dict, read_back: dict) -> int | None:
     """The threads of a multithreaded microservice (one with a `threads` size: L, S): the
     configured count, or with 0 one per CPU its container may use, as OpenBLAS and OpenMP do by
-    default: the nproc read back inside it (its cpuset, not a CPU quota). '' for the others."""
+    default: the nproc read back inside it (its cpuset, not a CPU quota). None for the others,
+    and where the container read back no nproc."""
     if "threads" not in sizes:
-        return ""
-    return sizes["threads"] or read_back.get("nproc", "")
+        return None
+    count = sizes["threads"] or read_back.get("nproc", "")
+    return int(count) if str(count).strip().isdigit() else None

@@ -1,12 +1,32 @@
 """The columns of every table of the pair study (results/stats/pairs/<table>.tsv), in order,
 with their kinds: PairsStudy.tables gives each its schema, the statistics step validates the
 table against it before writing, and the statistics modules and the report take their column
-lists from here. docs/statistics.md says what each column means."""
+lists from here. docs/statistics.md says what each column means. RUN_MEMBERS is the run facts'
+table of the study's members (run_members.tsv, checked by steps/run_tables.py)."""
 
 from __future__ import annotations
 
-from interference.core.table_schema import FLAG, INTEGER, NUMBER, TEXT, TableSchema
+from interference.core.table_schema import FLAG, INTEGER, NUMBER, RUN_MEMBER, TEXT, TableSchema
 from interference.stats.described import DESCRIBED
+
+# The cgroup limits a member's container requested (its run's meta.json) and read back inside
+# it (limits.txt): one column each in run_members.tsv, requested_<key> and read_<key>.
+REQUESTED_KEYS = ("cpuset", "cpus", "memory")
+READ_BACK_KEYS = ("cpuset", "cpu_quota_us", "cpu_period_us", "memory_max", "nproc", "cgroup_version")
+REQUESTED = {key: f"requested_{key}" for key in REQUESTED_KEYS}
+READ_BACK = {key: f"read_{key}" for key in READ_BACK_KEYS}
+# One row per member of a run (runs.py writes its facts): its workload sizes ('n=5000,
+# threads=0'), iterations and failed ones, the container it ran in (its role: member1, or
+# member1+member2 when shared), the limits as requested and as read back (text, as recorded),
+# whether they match ('yes', 'unlimited' or what differs) and the threads of a multithreaded
+# microservice (empty for the others).
+RUN_MEMBERS = TableSchema(
+    RUN_MEMBER,
+    TableSchema(sizes=TEXT, iterations=INTEGER, failed=INTEGER, container=TEXT),
+    TableSchema(**dict.fromkeys(REQUESTED.values(), TEXT), **dict.fromkeys(READ_BACK.values(), TEXT)),
+    limits_match=TEXT,
+    threads=INTEGER,
+)
 
 # A cell: one host, runtime, case, target beside partner, and metric.
 GROUP = TableSchema(host=TEXT, runtime=TEXT, case=TEXT, target=TEXT, partner=TEXT, metric=TEXT)

@@ -1,6 +1,6 @@
 """The evidence from our own data beside a finding's value: measured contrasts only, each with its
 95 % CI where one exists — the limit's effect against the partner's (split.tsv), the CPUs each
-member used and the host's pressure (contention.tsv), threads (runs.tsv), the targets beside a
+member used and the host's pressure (contention.tsv), threads (run_members.tsv), the targets beside a
 CPU-spinning control partner. A gain whose cause these runs do not measure (Bonnie++ without its
 memory limit, NR beside anything) is said to be unexplained, naming the config that measures it."""
 
@@ -13,6 +13,7 @@ from interference.findings.verdict import CellEstimate
 from interference.report.format import pct
 from interference.studies.pairs.cases import UNLIMITED_CASES
 from interference.studies.pairs.findings.cells import CONTROLS, _num, cells
+from interference.studies.pairs.members import beside_runs
 
 CONTROL = CONTROLS[0]  # the partner that only spins a CPU (config/control.yaml)
 
@@ -27,20 +28,17 @@ def _cores(ctx, target: str, case_set) -> float | None:
 
 
 def _threads(ctx, t: pd.DataFrame) -> list[str]:
-    """Threads of the multithreaded targets (runs.tsv) in Case 1 and in these cells' cases."""
-    runs = ctx.table("runs")
+    """Threads of the multithreaded targets (run_members.tsv) in Case 1 and in these cells' cases."""
+    members = ctx.table("run_members")
     out = []
-    if runs.empty:
+    if members.empty:
         return out
+    members = beside_runs(members, ctx.table("runs"), ("case",))
     for target in sorted(set(t["target"])):
         counts = {}
-        for k in (1, 2):
-            col = f"member{k}_threads"
-            if col not in runs:
-                continue
-            r = runs[(runs[f"member{k}"] == target) & (runs[col].astype(str) != "")]
-            for case, g in r.groupby("case"):
-                counts.setdefault(case, set()).update(g[col].astype(str))
+        r = members[(members["microservice"] == target) & (members["threads"].astype(str) != "")]
+        for case, g in r.groupby("case"):
+            counts.setdefault(case, set()).update(g["threads"].astype(str))
         alone = counts.get("1", set())
         here = set().union(*(counts.get(c, set()) for c in set(t["case"])))
         if alone and here and here != alone:

@@ -8,6 +8,7 @@ import pandas as pd
 from interference.report.blocks import Block
 from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import CASES
+from interference.studies.pairs.members import beside_runs
 from interference.studies.pairs.statistics import published
 
 STUDY = "pairs"
@@ -36,9 +37,10 @@ ETA_BANDS = ((0.14, "large"), (0.06, "medium"), (0.01, "small"), (0.0, "negligib
 RUNS_NUMERIC = [
     "repetition", "started", "finished", "duration_s", "iterations_requested", "window_s", "n_iterations",
     "n_failed", "n_in_overlap", "overlap_start", "overlap_end", "overlap_s", "loadavg_1m_before",
-    "member1_iterations", "member1_failed", "member2_iterations", "member2_failed", "ci_half_width_max",
-    "window_final_s", "window_extended_s", "iteration_timeout_s",
+    "ci_half_width_max", "window_final_s", "window_extended_s", "iteration_timeout_s",
 ]  # fmt: skip
+# run_members.tsv's counts as numbers; threads stay text, as the sentences quote them.
+MEMBERS_NUMERIC = [c for c in schemas.RUN_MEMBERS.numeric if c != "threads"]
 # Each table's columns and its number columns, from its declaration (schemas.py).
 TABLES = {
     name: (schema.columns, schema.numeric)
@@ -77,6 +79,11 @@ class PairsData:
         )
         self.runtimes = t["runtimes"]
         self.runs = st.table(STUDY, "runs", RUNS_NUMERIC)
+        # One row per member of a run, with its run's case, pair and after_all (runs.tsv).
+        members = st.table(STUDY, "run_members", MEMBERS_NUMERIC)
+        if not len(members.columns):  # not written: no members
+            members = pd.DataFrame(columns=schemas.RUN_MEMBERS.columns)
+        self.members = beside_runs(members, self.runs)
         path = st.path(STUDY, "published")
         self.published = published.read(path) if path.exists() else pd.DataFrame(columns=published.COLUMNS)
         self.fidelity = st.table(STUDY, "fidelity", schemas.FIDELITY.numeric)

@@ -78,14 +78,12 @@ class Hosts:
     def host_sizes_blocks(self) -> list[Block]:
         """Where a microservice's workload size differs between hosts (the config's `hosts:`), the
         comparison mixes machine and size: say so, with each host's sizes."""
-        runs = self.data.runs
-        if runs.empty or "member1_sizes" not in runs:
+        members = self.data.members
+        if members.empty:
             return []
         sizes = {}
-        for k in (1, 2):
-            for r in runs[["host", f"member{k}", f"member{k}_sizes"]].itertuples(index=False):
-                if r[1]:
-                    sizes.setdefault(r[1], {}).setdefault(r[0], set()).add(r[2])
+        for host, ms, size in members[["host", "microservice", "sizes"]].itertuples(index=False):
+            sizes.setdefault(ms, {}).setdefault(host, set()).add(size)
         differing = [
             f"{esc(ms)} ({'; '.join(f'{esc(h)}: {esc(and_list(sorted(v)))}' for h, v in sorted(by_host.items()))})"
             for ms, by_host in sizes.items()

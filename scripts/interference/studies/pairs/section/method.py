@@ -40,14 +40,18 @@ class Method(MethodTables):
         r = self.data.runs
         return r[r["after_all"].astype(str) != "True"] if "after_all" in r else r
 
+    def ran_members(self) -> pd.DataFrame:
+        """The members of those runs (run_members.tsv), the same runs left out."""
+        m = self.data.members
+        return m[m["after_all"].astype(str) != "True"]
+
     def ran_cases(self) -> list[str]:
         r = self.ran()
         return [c for c in CASES if "case" in r and c in set(r["case"])]
 
     def ran_microservices(self) -> list[str]:
         """Every member of a recorded run, in the section's order (the config's, then the others)."""
-        r = self.ran()
-        seen = {m for k in (1, 2) if f"member{k}" in r for m in r[f"member{k}"] if m}
+        seen = {m for m in self.ran_members()["microservice"] if m}
         return [m for m in self.data.order() if m in seen] + sorted(seen - set(self.data.order()))
 
     def design_text(self) -> str:
@@ -131,16 +135,13 @@ class Method(MethodTables):
         return "runs per cell: " + ", ".join(parts)
 
     def sizes_text(self) -> str:
-        """Each microservice's workload size as its runs recorded it (runs.tsv member<k>_sizes,
+        """Each microservice's workload size as its runs recorded it (run_members.tsv sizes,
         'n=5000'); several where runs differ (per host: the hosts part says which)."""
-        r = self.ran()
+        r = self.ran_members()
         seen: dict[str, list[str]] = {}
-        for k in (1, 2):
-            if f"member{k}_sizes" not in r:
-                continue
-            for m, size in zip(r[f"member{k}"], r[f"member{k}_sizes"]):
-                if m and size and size not in seen.setdefault(m, []):
-                    seen[m].append(size)
+        for m, size in zip(r["microservice"], r["sizes"]):
+            if m and size and size not in seen.setdefault(m, []):
+                seen[m].append(size)
         return "; ".join(
             f"{m}: " + " or ".join(_sizes(sz) for sz in sorted(seen[m]))
             for m in self.ran_microservices()

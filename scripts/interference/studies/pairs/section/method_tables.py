@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from interference.core.table_schema import RUN_IDENTITY
 from interference.report.blocks import Block, md
 from interference.report.format import (
     and_list,
@@ -34,12 +35,13 @@ def _memory(value) -> str:
         return value or "?"
 
 
-def _requested(row, k, short=None) -> list[str]:
+def _requested(member, short=None) -> list[str]:
+    """A member's limits as requested ('cpuset 0', 'memory 2g'), from its run_members.tsv row."""
     short = short or {}
     return [
-        f"{short.get(key, key)} {row[f'member{k}_requested_{key}']}"
-        for key in ("cpuset", "cpus", "memory")
-        if row.get(f"member{k}_requested_{key}", "") not in ("", None)
+        f"{short.get(key, key)} {member[column]}"
+        for key, column in schemas.REQUESTED.items()
+        if member.get(column, "") not in ("", None)
     ]
 
 
@@ -174,20 +176,18 @@ class MethodTables:
     def cases_blocks(self) -> list[Block]:
         """The placement cases (the papers' Figure 2) with the limits requested and read back."""
         rows = []
-        r = self.data.runs
+        r, members = self.data.runs, self.data.members
         for c in [c for c in CASES if c in set(self.data.summary["case"])]:
             req, back, window, threads = "–", "–", "–", "–"
             if len(r):
                 x = r[r["case"] == c]
                 reqs, backs, used = set(), set(), set()
-                for _, row in x.iterrows():
-                    for k in (1, 2):
-                        if row.get(f"member{k}"):
-                            reqs.add(", ".join(_requested(row, k)) or "none")
-                            mem = _memory(row.get(f"member{k}_read_memory_max", ""))
-                            backs.add(f"cpuset {row.get(f'member{k}_read_cpuset', '?')}, memory {mem}")
-                            if str(row.get(f"member{k}_threads", "")) != "":
-                                used.add(f"{row[f'member{k}']} {numi(row[f'member{k}_threads'])}")
+                for _, member in members[members["case"] == c].iterrows():
+                    reqs.add(", ".join(_requested(member)) or "none")
+                    mem = _memory(member.get("read_memory_max", ""))
+                    backs.add(f"cpuset {member.get('read_cpuset', '?')}, memory {mem}")
+                    if str(member.get("threads", "")) != "":
+                        used.add(f"{member['microservice']} {numi(member['threads'])}")
                 req = "; ".join(sorted(reqs)) or "–"
                 back = "; ".join(sorted(backs)) or "–"
                 threads = ", ".join(sorted(used)) or "–"
@@ -210,15 +210,15 @@ class MethodTables:
             )
         ]  # fmt: skip
 
-    def member_limits(self, row, k) -> str:
-        """'L: cpuset 0, mem 2g → cpuset 0, mem 2.0 GiB' (HTML), or '' for no member k."""
-        if not row.get(f"member{k}"):
-            return ""
-        req = _requested(row, k, {"memory": "mem"})
-        back = f"cpuset {row.get(f'member{k}_read_cpuset', '?')}, mem {_memory(row.get(f'member{k}_read_memory_max', ''))}"
-        match = row.get(f"member{k}_limits_match", "")
+    @staticmethod
+    def member_limits(member) -> str:
+        """'L: cpuset 0, mem 2g → cpuset 0, mem 2.0 GiB' (HTML), from a run_members.tsv row."""
+        req = _requested(member, {"memory": "mem"})
+        back = f"cpuset {member.get('read_cpuset', '?')}, mem {_memory(member.get('read_memory_max', ''))}"
+        match = member.get("limits_match", "")
         flag = "" if match in ("yes", "unlimited") else f' <span class="flag">mismatch: {esc(match)}</span>'
-        return f"<b>{esc(row[f'member{k}'])}</b>: {esc(', '.join(req) or 'no limits')} → {esc(back)}{flag}"
+        name = esc(member["microservice"])
+        return f"<b>{name}</b>: {esc(', '.join(req) or 'no limits')} → {esc(back)}{flag}"
 
     def variance_blocks(self) -> list[Block]:
         """variance_components.tsv: each microservice's CV between iterations and between runs,
@@ -279,6 +279,9 @@ class MethodTables:
         r = self.data.runs.assign(_c=self.data.runs["case"].map({c: i for i, c in enumerate(CASES)}))
         r = r.sort_values(["host", "runtime", "_c", "pair", "repetition"])
         reps = len(r) and r["repetition"].max() > 1
+        # Each run's members in order (run_members.tsv), by the run's identity.
+        key = [c for c in RUN_IDENTITY.columns if c in r and c in self.data.members]
+        members = {run: m.sort_values("member") for run, m in self.data.members.groupby(key)} if key else {}
         for _, x in r.iterrows():
             if is_num(x.get("window_s")):
                 window = f"{num(x['overlap_s'], 1)} of {num(x['window_s'], 0)} s"
@@ -289,7 +292,8 @@ class MethodTables:
                 pair += " (again, at the end)"
             if reps:
                 pair += f" rep {int(x['repetition'])}"
-            limits = "<br>".join(v for v in (self.member_limits(x, 1), self.member_limits(x, 2)) if v)
+            of_run = members.get(tuple(x[key]), self.data.members.iloc[:0])
+            limits = "<br>".join(self.member_limits(m) for _, m in of_run.iterrows())
             rows.append([
                 CASE_NAME.get(x["case"], x["case"]), pair, utc(x["started"]).replace(" UTC", ""),
                 duration(x["duration_s"]), window, num(x["n_iterations"], 0), num(x["n_in_overlap"], 0),

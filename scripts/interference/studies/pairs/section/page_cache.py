@@ -136,26 +136,21 @@ class PageCache:
         ]
 
     def disk_sizes(self) -> dict[str, set[str]]:
-        """B's workload sizes as its runs recorded them (runs.tsv member<k>_sizes, 'file_size_mb=2048,
+        """B's workload sizes as its runs recorded them (run_members.tsv sizes, 'file_size_mb=2048,
         direct_io=False'): each size's values over the runs, so the text says what ran."""
-        r = self.data.runs
+        m = self.data.members
         seen: dict[str, set[str]] = {}
-        for k in (1, 2):
-            if f"member{k}_sizes" not in r:
-                continue
-            for text in r.loc[r[f"member{k}"] == DISK, f"member{k}_sizes"]:
-                for part in filter(None, str(text).split(", ")):
-                    key, _, value = part.partition("=")
-                    seen.setdefault(key, set()).add(value)
+        for text in m.loc[m["microservice"] == DISK, "sizes"]:
+            for part in filter(None, str(text).split(", ")):
+                key, _, value = part.partition("=")
+                seen.setdefault(key, set()).add(value)
         return seen
 
     def disk_memory(self, case: str) -> str:
         """The memory B's container could use in a case, as read back in it ('host' when unlimited)."""
-        r = self.data.runs[self.data.runs["case"] == case] if len(self.data.runs) else self.data.runs
+        m = self.data.members
         seen = set()
-        for k in (1, 2):
-            if f"member{k}" in r:
-                for v in r.loc[r[f"member{k}"] == DISK, f"member{k}_read_memory_max"]:
-                    m = _memory(v)
-                    seen.add("unlimited (the host's)" if m in ("unlimited", "max") else m)
+        for v in m.loc[(m["microservice"] == DISK) & (m["case"] == case), "read_memory_max"]:
+            memory = _memory(v)
+            seen.add("unlimited (the host's)" if memory in ("unlimited", "max") else memory)
         return ", ".join(sorted(seen)) or "–"
