@@ -3,7 +3,7 @@
 #   snakemake --cores 1 report/paper.html --configfile config/ci.yaml     another experiment
 #   snakemake --cores 1 --forcerun <a meta.json path>          rerun exactly one run (see README)
 # Rules, one file per step: images.smk (build_image), run.smk (run: the generic runner),
-# parse.smk (parse_run, merge_samples), stats.smk (statistics: one job per table a study
+# parse.smk (parse_run, merge_samples), stats.smk (statistics_<study>: every table a study
 # declares), changes.smk (changes: today against saved sessions), report.smk (run_table,
 # environment, run_order_table, findings, report); common.smk and inputs.smk hold the config, the run matrix
 # and the input functions.
@@ -30,13 +30,12 @@ include: "workflow/rules/report.smk"
 
 
 # Under Slurm (profiles/slurm) a host's image builds and runs are one job on its node (each host
-# of run_on a node); the rest is quick and stays here.
+# of run_on a node); the rest is quick and stays here (statistics_<study>: localrule in stats.smk).
 localrules:
     changes,
     parse_code_listing,
     parse_run,
     merge_samples,
-    statistics,
     run_table,
     environment,
     run_order_table,

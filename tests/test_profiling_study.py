@@ -268,7 +268,7 @@ def test_dry_run_plans_the_ci_config(tmp_path):
     text = r.stdout + r.stderr
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))
     assert counts["run"] == counts["parse_run"] == "15"
-    assert counts["statistics"] == "4" and counts["build_image"] == "10"
+    assert counts["statistics_profiling"] == "1" and counts["build_image"] == "10"
     for name in ("sensitivity", "pressure", "limit_effect", "summary"):
         assert f"results/stats/profiling/{name}.tsv" in text
     assert "results/raw/" in text and "/profiling/2/Q/cpu+L/rep1/meta.json" in text

@@ -161,30 +161,18 @@ def parse_code(wildcards):
     return STEP_CODE[wildcards.study, "parse"]
 
 
-def statistics_code(wildcards):
-    return STEP_CODE[wildcards.study, "statistics"]
+def study_tables(study):
+    """The paths of every table a study declares: the outputs of its statistics job."""
+    return [STATS_PATH.format(study=study, table=t) for t in STUDIES[study].tables]
 
 
-@per_wildcards
-def table_inputs(wildcards):
-    """A statistics table's inputs: the study's samples, the tables it needs, its data files."""
-    table = STUDIES[wildcards.study].tables[wildcards.table]
-    return {
-        n: (
-            f"results/parsed/{wildcards.study}/samples.tsv"
-            if n == "samples"
-            else STATS_PATH.format(study=wildcards.study, table=n)
-        )
-        for n in table.needs
-    }
+def study_table_files(study):
+    """Data files the study's tables read (e.g. published tables): their change reruns them."""
+    return sorted({str(p) for t in STUDIES[study].tables.values() for p in t.files})
 
 
-def table_files(wildcards):
-    return [str(p) for p in STUDIES[wildcards.study].tables[wildcards.table].files]
-
-
-def table_threads(wildcards):
-    return STUDIES[wildcards.study].tables[wildcards.table].threads
+def study_table_threads(study):
+    return max(t.threads for t in STUDIES[study].tables.values())
 
 
 def all_tables():

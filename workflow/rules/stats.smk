@@ -1,31 +1,35 @@
-# Statistics: one job per table a study declares (Study.tables in its module), e.g. the pair
-# study's summary, interference ratios, ANOVA, post hoc tests and runtime comparison. Its
-# code is an input: editing it recomputes the tables.
+# Statistics: one job per study (rule statistics_<study>) writing every table the study declares
+# (Study.tables in its module), e.g. the pair study's summary, interference ratios, ANOVA, post
+# hoc tests and runtime comparison, each after the tables it needs. One process per study, not
+# per table: importing scipy and statsmodels takes longer than most tables take to compute. Its
+# code is an input: editing it recomputes the study's tables (seconds), never a run.
 
 STATISTICS_CODE = os.path.join(SCRIPTS, "interference", "steps", "statistics.py")
 
 
-rule statistics:
-    input:
-        unpack(table_inputs),
-        files=table_files,
-        code=statistics_code,
-        step=STATISTICS_CODE,
-    output:
-        table=STATS_PATH,
-    log:
-        "results/logs/stats/{study}/{table}.log",
-    conda:
-        "../envs/pipeline.yaml"
-    # Bootstraps and Tukey families run in parallel where a table declares threads (Table.threads);
-    # results do not depend on the thread count.
-    threads: table_threads
-    params:
-        inputs=lambda wildcards, input: " ".join(
-            f"--input {name}={path}"
-            for name, path in input.items()
-            if name not in ("files", "code", "step")
-        ),
-    shell:
-        "python -m interference.steps.statistics --study {wildcards.study} --table {wildcards.table} "
-        "{params.inputs} --out {output.table} --jobs {threads} > {log} 2>&1"
+for _study in STUDIES:
+
+    rule:
+        name:
+            f"statistics_{_study}"
+        localrule: True
+        input:
+            samples=f"results/parsed/{_study}/samples.tsv",
+            files=study_table_files(_study),
+            code=STEP_CODE[_study, "statistics"],
+            step=STATISTICS_CODE,
+        output:
+            study_tables(_study),
+        log:
+            f"results/logs/stats/{_study}.log",
+        conda:
+            "../envs/pipeline.yaml"
+        # Bootstraps and Tukey families run in parallel where a table declares threads
+        # (Table.threads); results do not depend on the thread count.
+        threads: study_table_threads(_study)
+        params:
+            study=_study,
+            out_dir=f"results/stats/{_study}",
+        shell:
+            "python -m interference.steps.statistics --study {params.study} --samples {input.samples} "
+            "--out-dir {params.out_dir} --jobs {threads} > {log} 2>&1"
