@@ -19,11 +19,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from interference.host.netlink import Links
 from interference.runtimes import ovs
 from interference.runtimes.base import LOOPBACK
 
 SUBNETS = ipaddress.ip_network("10.231.0.0/16")  # one /24 per network
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["ip", *args], check=check, capture_output=True, text=True)
 
 
 def bridge_name(network: str) -> str:
@@ -32,7 +35,6 @@ def bridge_name(network: str) -> str:
 
 
 def _iptables(action: str, bridge: str, nat_subnet: str | None = None) -> None:
-    # A command still: pyroute2 makes no iptables rules.
     if shutil.which("iptables") is None:
         return
     rules = [["FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"]]
@@ -75,12 +77,11 @@ class Bridges:
         net = ipaddress.ip_network(subnet)
         gw = str(net.network_address + 1) if gateway else None
         state = {"labels": labels, "bridge": bridge, "subnet": subnet, "members": {}, "gateway": gw}
-        self._save(network, state)  # first: a crash after the bridge is made still finds it
-        with Links() as links:
-            links.add_bridge(bridge)
-            if gw:
-                links.add_address(bridge, f"{gw}/{net.prefixlen}")
-            links.set(bridge, up=True)
+        self._save(network, state)  # first: a crash after `ip link add` still finds it
+        _ip("link", "add", bridge, "type", "bridge")
+        if gw:
+            _ip("addr", "add", f"{gw}/{net.prefixlen}", "dev", bridge)
+        _ip("link", "set", bridge, "up")
         _iptables("-I", bridge, subnet if gw else None)
         return state
 
@@ -108,8 +109,7 @@ class Bridges:
 
     def remove(self, network: str) -> None:
         state = self.state(network)
-        with Links() as links:
-            links.delete(state["bridge"], missing_ok=True)
+        _ip("link", "del", state["bridge"], check=False)
         _iptables("-D", state["bridge"], state["subnet"] if state.get("gateway") else None)
         self._file(network).unlink()
 

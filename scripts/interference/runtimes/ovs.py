@@ -7,7 +7,7 @@ so the bridge uses OVS's userspace `netdev` datapath: every packet crosses ovs-v
 figures measure that datapath, not the kernel one the paper had.
 
 Entities join as the paper did it by hand for Docker: a veth pair, one end a port of the bridge,
-the other made in the entity's network namespace (or a VM's tap as the port). The userspace
+the other moved into the entity's network namespace (or a VM's tap as the port). The userspace
 datapath does not fill in checksums a sender left to the NIC, so the entity's end sends with
 checksum offload off.
 
@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 from interference.core.labels import RUN_LABEL
-from interference.host.netlink import Links, pid_netns
 from interference.host.packages import HostPackage
 
 # An OVS bridge: its daemons and tools; ethtool turns off the entity's checksum offload.
@@ -52,8 +51,7 @@ class OvsUnavailable(RuntimeError):
 
 
 def missing() -> list[str]:
-    """What this machine lacks for an OVS bridge (empty: nothing). nsenter runs ethtool in an
-    entity's namespace."""
+    """What this machine lacks for an OVS bridge (empty: nothing)."""
     tools = ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ethtool", "nsenter")
     lack = [f"the `{t}` command" for t in tools if shutil.which(t) is None]
     if not SCHEMA.exists():
@@ -67,7 +65,6 @@ def _forward(action: str, bridge: str) -> None:
     """FORWARD rules accepting the bridge's routed packets, in and out ("-I" adds, "-D" removes)."""
     if shutil.which("iptables") is None:
         return  # nothing filters forwarded packets here: no rule is needed
-    # A command still: pyroute2 makes no iptables rules.
     for side in ("-i", "-o"):
         subprocess.run(["iptables", action, "FORWARD", side, bridge, "-j", "ACCEPT"], capture_output=True)
 
@@ -144,14 +141,13 @@ class OvsSwitch:
         # No kernel module here: the userspace datapath (its own port is a tap).
         self.vsctl("add-br", self.bridge, "--", "set", "bridge", self.bridge, "datapath_type=netdev")
         deadline = time.time() + 20  # ovs-vswitchd makes the bridge's tap after add-br returns
+        while _run("ip", "link", "show", self.bridge, check=False).returncode != 0:
+            if time.time() > deadline:
+                raise RuntimeError(f"ovs-vswitchd made no device {self.bridge}; see {d}/ovs-vswitchd.log")
+            time.sleep(0.05)
         net = ipaddress.ip_network(subnet)
-        with Links() as links:
-            while not links.exists(self.bridge):
-                if time.time() > deadline:
-                    raise RuntimeError(f"ovs-vswitchd made no device {self.bridge}; see {d}/ovs-vswitchd.log")
-                time.sleep(0.05)
-            links.add_address(self.bridge, f"{net.network_address + 1}/{net.prefixlen}")
-            links.set(self.bridge, up=True)
+        _run("ip", "addr", "add", f"{net.network_address + 1}/{net.prefixlen}", "dev", self.bridge)
+        _run("ip", "link", "set", self.bridge, "up")
         _forward("-I", self.bridge)
         return state
 
@@ -175,20 +171,19 @@ class OvsSwitch:
         self.ensure()
         port = _name("ivo", member)
         address, prefix = self._address_for(member, port)
-        with Links() as links:
-            # The entity's end is made in its namespace as eth0 at once: no clash with the host's.
-            links.add_veth(port, "eth0", peer_netns=pid_netns(pid))
-            _port_only(port)
-            links.set(port, up=True)
+        inside = _name("ivi", member)
+        _run("ip", "link", "add", port, "type", "veth", "peer", "name", inside)
+        _run("ip", "link", "set", inside, "netns", str(pid))
+        _port_only(port)
+        _run("ip", "link", "set", port, "up")
         self.vsctl("add-port", self.bridge, port)
-        with Links(pid_netns(pid)) as inside:
-            inside.add_address("eth0", f"{address}/{prefix}")
-            inside.set("eth0", up=True)
-            inside.set("lo", up=True)
-            inside.default_route(self.gateway(), replace=True)
-        # A command in the entity's namespace (see the module's docstring for why): pyroute2's
-        # ethtool works only in the namespace this process is in.
-        _run("nsenter", "--target", str(pid), "--net", "ethtool", "-K", "eth0", "tx", "off")
+        ns = ["nsenter", "--target", str(pid), "--net"]
+        _run(*ns, "ip", "link", "set", inside, "name", "eth0")
+        _run(*ns, "ip", "addr", "add", f"{address}/{prefix}", "dev", "eth0")
+        _run(*ns, "ip", "link", "set", "eth0", "up")
+        _run(*ns, "ip", "link", "set", "lo", "up")
+        _run(*ns, "ip", "route", "replace", "default", "via", self.gateway())
+        _run(*ns, "ethtool", "-K", "eth0", "tx", "off")  # see the module's docstring
         return address
 
     def attach_port(self, member: str, ifname: str) -> tuple[str, int]:
@@ -196,8 +191,7 @@ class OvsSwitch:
         self.ensure()
         address, prefix = self._address_for(member, ifname)
         _port_only(ifname)
-        with Links() as links:
-            links.set(ifname, up=True)
+        _run("ip", "link", "set", ifname, "up")
         self.vsctl("add-port", self.bridge, ifname)
         return address, prefix
 
@@ -207,10 +201,12 @@ class OvsSwitch:
             return []
         state = self.state()
         removed = []
-        with Links() as links:
-            for member, p in state["ports"].items():
-                if p["port"].startswith("ivo") and links.delete(p["port"], missing_ok=True):
-                    removed.append(f"veth {p['port']} ({member})")
+        for member, p in state["ports"].items():
+            if (
+                p["port"].startswith("ivo")
+                and _run("ip", "link", "del", p["port"], check=False).returncode == 0
+            ):
+                removed.append(f"veth {p['port']} ({member})")
         if (self.rundir / "db.sock").exists():
             self.vsctl("--if-exists", "del-br", self.bridge, check=False)
         for daemon in ("ovs-vswitchd", "ovsdb-server"):
@@ -220,8 +216,7 @@ class OvsSwitch:
                 removed.append(f"{daemon} of {self.bridge}")
             except (OSError, ValueError):
                 pass
-        with Links() as links:
-            links.delete(self.bridge, missing_ok=True)  # if the daemon died before del-br
+        _run("ip", "link", "del", self.bridge, check=False)  # if the daemon died before del-br
         _forward("-D", self.bridge)
         shutil.rmtree(self.rundir, ignore_errors=True)
         self.file.unlink()
@@ -245,8 +240,12 @@ def remove_labelled(label: str, value: str, state_dir: Path = STATE_DIR) -> list
 def switches_left(state_dir: Path = STATE_DIR) -> list[str]:
     """Switches or OVS daemons of ours still there (for the tests)."""
     left = [p.stem for p in Path(state_dir).glob("*.json")] if Path(state_dir).is_dir() else []
-    with Links() as links:
-        left += [name for name in links.names() if name.startswith(("ito", "ivo"))]
+    out = _run("ip", "-o", "link", "show", check=False).stdout
+    left += [
+        line.split(":")[1].strip().split("@")[0]
+        for line in out.splitlines()
+        if ": ito" in line or ": ivo" in line
+    ]
     if shutil.which("iptables"):
         rules = _run("iptables", "-S", "FORWARD", check=False).stdout.splitlines()
         left += [r for r in rules if " ito" in r]

@@ -15,11 +15,7 @@ out, and its port published on the host's address (DNAT). The overlays give both
 second interface on one layer-2 segment spanning the hosts (OVERLAY_NET), as Weave does:
 `vxlan`, the kernel's VXLAN between the hosts' addresses (Weave's fast datapath, flannel), or
 `tinc`, a userspace daemon per host carrying the Ethernet frames in UDP (the paper's 2015 Weave
-router was such a userspace router), with or without encryption.
-
-Namespaces, links, addresses and routes are made by netlink (host/netlink.py). Commands remain
-for what is no netlink request: iptables and sysctl run in a host's namespace by `ip netns exec`,
-as tincd does, and the probes of `missing`."""
+router was such a userspace router), with or without encryption."""
 
 from __future__ import annotations
 
@@ -28,12 +24,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-
-from interference.host import netlink
-from interference.host.netlink import pid_netns
 
 PREFIX = "pp"  # every namespace and link here starts so; a run's carry its id
 UNDERLAY = "10.235.0"
@@ -52,8 +43,6 @@ class FabricError(RuntimeError):
 
 
 def _run(argv: list[str], ns: str | None = None, check: bool = True) -> str:
-    """A command, run in namespace `ns` if given (`ip netns exec`: starting a program is no netlink
-    request; links and namespaces go by `_links`)."""
     argv = ["ip", "netns", "exec", ns, *argv] if ns else argv
     r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     if check and r.returncode != 0:
@@ -61,21 +50,10 @@ def _run(argv: list[str], ns: str | None = None, check: bool = True) -> str:
     return r.stdout
 
 
-@contextmanager
-def _links(ns: str | None = None) -> Iterator[netlink.Links]:
-    """The links of namespace `ns` (a name, a process's /proc/<pid>/ns/net, None: this machine's);
-    a failed netlink request in the `with` block as a FabricError naming it."""
-    try:
-        with netlink.Links(ns) as links:
-            yield links
-    except netlink.NetlinkError as e:
-        raise FabricError(str(e)) from e
-
-
 def missing(overlays: set[str]) -> list[str]:
     """What this machine lacks to make the hosts and these overlays ("vxlan", "tinc"): a tool, a
     kernel feature (tried in a throwaway network namespace) or a device."""
-    lack = [f"the `{t}` command" for t in ("ip", "iptables", "unshare") if not shutil.which(t)]
+    lack = [f"the `{t}` command" for t in ("ip", "iptables", "nsenter", "unshare") if not shutil.which(t)]
     if not shutil.which("ab"):
         lack.append("ApacheBench (`ab`, Debian's apache2-utils) on the host")
     if lack:
@@ -87,8 +65,6 @@ def missing(overlays: set[str]) -> list[str]:
         if not shutil.which("tincd"):
             lack.append("tinc (`tincd`, Debian's tinc) on the host")
         probes["TAP devices (/dev/net/tun, module tun)"] = "ip tuntap add dev x4 mode tap"
-    # Commands: each probe runs in a namespace of its own that goes with its shell, even if this
-    # process is killed; pyroute2 reaches only a named namespace or one a process holds open.
     for what, probe in probes.items():
         if subprocess.run(["unshare", "--net", "sh", "-c", probe], capture_output=True).returncode != 0:
             lack.append(what)
@@ -96,12 +72,14 @@ def missing(overlays: set[str]) -> list[str]:
 
 
 def namespaces() -> list[str]:
-    return netlink.netns_names(PREFIX)
+    return [ln.split()[0] for ln in _run(["ip", "netns", "list"]).splitlines() if ln.startswith(PREFIX)]
 
 
 def root_links() -> list[str]:
-    with _links() as links:
-        return [name for name in links.names() if name.startswith(PREFIX)]
+    out = _run(["ip", "-o", "link", "show"])
+    return [
+        ln.split(": ")[1].split("@")[0] for ln in out.splitlines() if ln.split(": ")[1].startswith(PREFIX)
+    ]
 
 
 def leftovers() -> list[str]:
@@ -120,10 +98,9 @@ def remove_all() -> list[str]:
     found = leftovers()
     subprocess.run(["pkill", "-KILL", "-f", f"tincd -c {STATE_DIR}"], capture_output=True)
     for ns in namespaces():
-        netlink.delete_netns(ns, missing_ok=True)
-    with _links() as links:
-        for link in root_links():
-            links.delete(link, missing_ok=True)
+        _run(["ip", "netns", "delete", ns], check=False)
+    for link in root_links():
+        _run(["ip", "link", "delete", link], check=False)
     shutil.rmtree(STATE_DIR, ignore_errors=True)
     return found
 
@@ -161,50 +138,46 @@ class Fabric:
         self.close()
 
     def _underlay(self) -> None:
-        net, root_end = self.ns["n"], f"{PREFIX}r{self.id}"
-        with _links() as root:
-            for ns in self.ns.values():
-                netlink.add_netns(ns)
-                with _links(ns) as links:
-                    links.set("lo", up=True)
-            root.add_veth(root_end, "root", peer_netns=net)
-            root.add_address(root_end, f"{UNDERLAY}.1/24")
-            root.set(root_end, up=True)
-        with _links(net) as links:
-            links.add_bridge("br0")
-            links.set("br0", up=True)
-            links.set("root", master="br0", up=True)
-            for host in HOSTS:
-                links.add_veth(f"to-{host}", "eth0", peer_netns=self.ns[host])
-                links.set(f"to-{host}", master="br0", up=True)
+        net = self.ns["n"]
+        for ns in self.ns.values():
+            _run(["ip", "netns", "add", ns])
+            _run(["ip", "link", "set", "lo", "up"], ns)
+        _run(["ip", "link", "add", "br0", "type", "bridge"], net)
+        _run(["ip", "link", "set", "br0", "up"], net)
+        root_end = f"{PREFIX}r{self.id}"
+        _run(["ip", "link", "add", root_end, "type", "veth", "peer", "name", "root", "netns", net])
+        _run(["ip", "addr", "add", f"{UNDERLAY}.1/24", "dev", root_end])
+        _run(["ip", "link", "set", root_end, "up"])
+        _run(["ip", "link", "set", "root", "master", "br0", "up"], net)
         for host in HOSTS:
-            with _links(self.ns[host]) as links:
-                links.add_address("eth0", f"{self.address(host)}/24")
-                links.set("eth0", up=True)
-            _run(["sysctl", "-qw", "net.ipv4.ip_forward=1"], self.ns[host])  # no netlink setting
+            ns = self.ns[host]
+            _run(
+                ["ip", "link", "add", f"to-{host}", "type", "veth", "peer", "name", "eth0", "netns", ns], net
+            )
+            _run(["ip", "link", "set", f"to-{host}", "master", "br0", "up"], net)
+            _run(["ip", "addr", "add", f"{self.address(host)}/24", "dev", "eth0"], ns)
+            _run(["ip", "link", "set", "eth0", "up"], ns)
+            _run(["sysctl", "-qw", "net.ipv4.ip_forward=1"], ns)
 
     # -- containers ----------------------------------------------------------------------
     def _veth_into(self, host: str, pid: int, host_end: str, inner: str, address: str, mtu: int) -> None:
-        with _links(self.ns[host]) as links:
-            links.add_veth(host_end, inner, peer_netns=pid_netns(pid))
-        with _links(pid_netns(pid)) as inside:
-            inside.add_address(inner, address)
-            inside.set(inner, mtu=mtu, up=True)
+        ns = self.ns[host]
+        _run(["ip", "link", "add", host_end, "type", "veth", "peer", "name", inner, "netns", str(pid)], ns)
+        inside = ["nsenter", "-t", str(pid), "-n"]
+        _run([*inside, "ip", "addr", "add", address, "dev", inner])
+        _run([*inside, "ip", "link", "set", inner, "mtu", str(mtu), "up"])
 
     def attach_container(self, host: str, pid: int, port: int) -> None:
         """Wire the entity whose network namespace `pid` is in into the host, its `port`
         published on the host's address: Docker's bridge network, made in the host."""
         ns = self.ns[host]
-        with _links(ns) as links:
-            links.add_bridge("cbr0")
-            links.add_address("cbr0", f"{CONTAINER_NET}.1/24")
-            links.set("cbr0", up=True)
+        _run(["ip", "link", "add", "cbr0", "type", "bridge"], ns)
+        _run(["ip", "addr", "add", f"{CONTAINER_NET}.1/24", "dev", "cbr0"], ns)
+        _run(["ip", "link", "set", "cbr0", "up"], ns)
         self._veth_into(host, pid, "cveth", "eth0", f"{CONTAINER_NET}.2/24", 1500)
-        with _links(ns) as links:
-            links.set("cveth", master="cbr0", up=True)
-        with _links(pid_netns(pid)) as inside:
-            inside.default_route(f"{CONTAINER_NET}.1")
-        nat = ["iptables", "-w", "-t", "nat", "-A"]  # commands: pyroute2 makes no iptables rules
+        _run(["ip", "link", "set", "cveth", "master", "cbr0", "up"], ns)
+        _run(["nsenter", "-t", str(pid), "-n", "ip", "route", "add", "default", "via", f"{CONTAINER_NET}.1"])
+        nat = ["iptables", "-w", "-t", "nat", "-A"]
         _run([*nat, "POSTROUTING", "-s", f"{CONTAINER_NET}.0/24", "!", "-o", "cbr0", "-j", "MASQUERADE"], ns)
         dnat = ["-d", self.address(host), "-p", "tcp", "--dport", str(port), "-j", "DNAT"]
         _run([*nat, "PREROUTING", *dnat, "--to-destination", f"{CONTAINER_NET}.2:{port}"], ns)
@@ -212,23 +185,24 @@ class Fabric:
     def attach_overlay(self, host: str, pid: int) -> None:
         """Give the entity a second interface on the host's overlay bridge (made by an overlay)."""
         self._veth_into(host, pid, "oveth", "eth1", f"{self.overlay_address(host)}/24", OVERLAY_MTU)
-        with _links(self.ns[host]) as links:
-            links.set("oveth", master="obr0", up=True)
+        _run(["ip", "link", "set", "oveth", "master", "obr0", "up"], self.ns[host])
 
     # -- overlays ------------------------------------------------------------------------
     def _overlay_bridge(self, host: str) -> None:
-        with _links(self.ns[host]) as links:
-            links.add_bridge("obr0")
-            links.set("obr0", up=True)
+        _run(["ip", "link", "add", "obr0", "type", "bridge"], self.ns[host])
+        _run(["ip", "link", "set", "obr0", "up"], self.ns[host])
 
     def vxlan(self) -> dict:
         """One VXLAN link per host to the other's address, on the host's overlay bridge."""
         for host in HOSTS:
-            peer = next(h for h in HOSTS if h != host)
+            ns, peer = self.ns[host], next(h for h in HOSTS if h != host)
             self._overlay_bridge(host)
-            with _links(self.ns[host]) as links:
-                links.add_vxlan("vx0", VXLAN_ID, VXLAN_PORT, self.address(host), self.address(peer), "eth0")
-                links.set("vx0", master="obr0", up=True)
+            _run(
+                ["ip", "link", "add", "vx0", "type", "vxlan", "id", str(VXLAN_ID), "dstport", str(VXLAN_PORT)]
+                + ["local", self.address(host), "remote", self.address(peer), "dev", "eth0"],
+                ns,
+            )
+            _run(["ip", "link", "set", "vx0", "master", "obr0", "up"], ns)
         return {"overlay_daemon": None, "vxlan": f"id {VXLAN_ID}, UDP port {VXLAN_PORT}", "cipher": "none"}
 
     def tinc(self, encrypted: bool) -> dict:
@@ -242,7 +216,6 @@ class Fabric:
             lines += ["AddressFamily = ipv4"]
             lines += [f"ConnectTo = {h}" for h in HOSTS if h < host]  # b connects to a
             (conf / "tinc.conf").write_text("\n".join(lines) + "\n")
-            # A script tincd runs itself once its TAP device is there, so a command.
             (conf / "tinc-up").write_text("#!/bin/sh\nip link set $INTERFACE master obr0 up\n")
             (conf / "tinc-up").chmod(0o755)
             host_file = f"Address = {self.address(host)}\nPort = {TINC_PORT}\n"
@@ -258,7 +231,7 @@ class Fabric:
         for host in HOSTS:
             log = open(self.outdir / f"tinc-{host}.log", "w")
             self.daemons.append(
-                subprocess.Popen(  # a program in the host's namespace: `ip netns exec`, not netlink
+                subprocess.Popen(
                     ["ip", "netns", "exec", self.ns[host], "timeout", lifetime]
                     + [
                         "tincd",
@@ -289,7 +262,6 @@ class Fabric:
                     p.kill()
                     p.wait()
         for ns in self.ns.values():
-            netlink.delete_netns(ns, missing_ok=True)
-        with _links() as links:
-            links.delete(f"{PREFIX}r{self.id}", missing_ok=True)
+            _run(["ip", "netns", "delete", ns], check=False)
+        _run(["ip", "link", "delete", f"{PREFIX}r{self.id}"], check=False)
         shutil.rmtree(self.state, ignore_errors=True)
