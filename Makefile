@@ -39,7 +39,10 @@ test: venv
 	[ -x $(VENV)/bin/actionlint ] || ! command -v go >/dev/null || \
 		GOBIN=$(abspath $(VENV))/bin go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 || \
 		echo "actionlint could not be built: the workflow test skips"
-	$(VENV)/bin/python -m pytest
+	@# Unit tests on two processes (a file stays on one); then the real runs one after another,
+	@# alone on the machine: their checks of leftovers and timing need that.
+	$(VENV)/bin/python -m pytest -m "not integration" -n 2 --dist loadfile
+	$(VENV)/bin/python -m pytest -m integration
 
 # Check config files before handing them to snakemake (a YAML error names file, line, column).
 check-config: venv
