@@ -149,9 +149,13 @@ def test_summaries_the_other_tests_do_not_compute_validate(tmp_path):
             for i in range(3)
         ],
     }  # fmt: skip
+    from interference.studies.creation.parse import SAMPLE_COLUMNS as CREATION_SAMPLES
+    from interference.studies.network.parse import SAMPLE_COLUMNS as NETWORK_SAMPLES
+
+    columns = {"creation": CREATION_SAMPLES, "network": NETWORK_SAMPLES}
     for name, module in (("creation", creation), ("network", network)):
         path = tmp_path / f"{name}.tsv"
-        pd.DataFrame(rows[name], columns=module.SAMPLE_COLUMNS).to_csv(path, sep="\t", index=False)
+        pd.DataFrame(rows[name], columns=columns[name]).to_csv(path, sep="\t", index=False)
         table = module.summary({"samples": path}, 1)
         studies.get(name).tables["summary"].schema.validate(table, f"{name}/summary")
 

@@ -12,7 +12,6 @@ for _study in STUDIES:
     rule:
         name:
             f"statistics_{_study}"
-        localrule: True
         input:
             samples=f"results/parsed/{_study}/samples.tsv",
             files=study_table_files(_study),
@@ -22,6 +21,7 @@ for _study in STUDIES:
             study_tables(_study),
         log:
             f"results/logs/stats/{_study}.log",
+        localrule: True
         conda:
             "../envs/pipeline.yaml"
         # Bootstraps and Tukey families run in parallel where a table declares threads
@@ -29,7 +29,8 @@ for _study in STUDIES:
         threads: study_table_threads(_study)
         params:
             study=_study,
-            out_dir=f"results/stats/{_study}",
+            # the tables' folder, from the outputs (not a second hard-coded path)
+            out_dir=lambda wildcards, output: os.path.dirname(output[0]),
         shell:
             "python -m interference.steps.statistics --study {params.study} --samples {input.samples} "
             "--out-dir {params.out_dir} --jobs {threads} > {log} 2>&1"

@@ -47,7 +47,9 @@ def _iptables(action: str, bridge: str, nat_subnet: str | None = None) -> None:
             ["POSTROUTING", "-t", "nat", "-s", nat_subnet, "!", "-o", bridge, "-j", "MASQUERADE"],
         ]
     for rule in rules:
-        subprocess.run(["iptables", action, *rule], capture_output=True)
+        subprocess.run(
+            ["iptables", "-w", action, *rule], capture_output=True
+        )  # -w: wait for the xtables lock
 
 
 class Bridges:

@@ -66,7 +66,9 @@ def _forward(action: str, bridge: str) -> None:
     if shutil.which("iptables") is None:
         return  # nothing filters forwarded packets here: no rule is needed
     for side in ("-i", "-o"):
-        subprocess.run(["iptables", action, "FORWARD", side, bridge, "-j", "ACCEPT"], capture_output=True)
+        subprocess.run(
+            ["iptables", "-w", action, "FORWARD", side, bridge, "-j", "ACCEPT"], capture_output=True
+        )
 
 
 def _port_only(ifname: str) -> None:
@@ -247,7 +249,7 @@ def switches_left(state_dir: Path = STATE_DIR) -> list[str]:
         if ": ito" in line or ": ivo" in line
     ]
     if shutil.which("iptables"):
-        rules = _run("iptables", "-S", "FORWARD", check=False).stdout.splitlines()
+        rules = _run("iptables", "-w", "-S", "FORWARD", check=False).stdout.splitlines()
         left += [r for r in rules if " ito" in r]
     procs = _run("pgrep", "-a", "-f", f"{STATE_DIR}/", check=False).stdout.split("\n")
     return left + [p for p in procs if p.strip()]
