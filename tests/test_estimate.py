@@ -5,6 +5,7 @@ import io
 import json
 import subprocess
 
+import pytest
 from conftest import REPO, SNAKEMAKE
 from interference import studies
 from interference.core.microservices import registry
@@ -186,3 +187,23 @@ def test_the_models_are_scaled_by_this_hosts_history_else_by_its_probe():
     runs = estimate.estimate([planned(CASE1_L)], {}, lambda r: 60.0, sc)
     assert runs[0].seconds == 120.0 and runs[0].source == "model"
     assert "scaled ×2.00 to this host (a probe of this host" in " ".join(estimate.plan_lines(runs, [], sc))
+
+
+def test_the_machine_probe_is_measured_once_per_boot_and_hour(tmp_path, monkeypatch):
+    """Every snakemake invocation in any folder reads this machine's probe: measured once, kept
+    beside the measurement lock, again when an hour old or after a reboot."""
+    from interference.host import probe
+
+    measured = []
+    monkeypatch.setattr(probe, "probe_seconds", lambda: measured.append(1) or 0.2 + len(measured) / 10)
+    cache, t0 = tmp_path / "probe.json", 1_000_000.0
+    assert probe.machine_probe(cache, now=t0) == pytest.approx(0.3) and len(measured) == 1
+    assert probe.machine_probe(cache, now=t0 + 3599) == pytest.approx(0.3) and len(measured) == 1
+    assert probe.machine_probe(cache, now=t0 + 3601) == pytest.approx(0.4) and len(measured) == 2
+    monkeypatch.setattr(probe, "_boot_id", lambda: "another boot")
+    assert probe.machine_probe(cache, now=t0 + 3602) == pytest.approx(0.5) and len(measured) == 3
+    # A folder with no probe of its own (a dry run keeps nothing under results/) reads the machine's.
+    monkeypatch.setattr(probe, "MACHINE_CACHE", cache)
+    kept = probe.machine_probe()  # measured now (the real clock), and kept
+    assert probe.cached_probe(tmp_path / "results", "h", keep=False) == kept and len(measured) == 4
+    assert not (tmp_path / "results").exists()
