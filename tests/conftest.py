@@ -1,15 +1,24 @@
 """Shared test helpers: the repository root and a check for a running engine."""
 
+import atexit
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
-import pytest
-import yaml
-from interference.runtimes import ovs
-from interference.studies.pingpong import fabric
+# The machine's probe (host/probe.py) is kept for an hour beside the measurement lock; the tests'
+# dry runs measure it while the other test process loads the CPU, so they keep theirs apart (the
+# environment reaches every snakemake they start), and a later `make paper` measures its own.
+_PROBE = Path(tempfile.gettempdir()) / f"interference-test-probe-{os.getpid()}.json"
+os.environ.setdefault("INTERFERENCE_PROBE", str(_PROBE))
+atexit.register(lambda: _PROBE.unlink(missing_ok=True))
+
+import pytest  # noqa: E402
+import yaml  # noqa: E402
+from interference.runtimes import ovs  # noqa: E402
+from interference.studies.pingpong import fabric  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(__import__("sys").executable).parent / "snakemake")

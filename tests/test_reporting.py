@@ -212,11 +212,20 @@ def test_generic_section_shows_a_studys_tables(tmp_path, stats):
     pd.DataFrame({"target": ["L", "S"], "mean": [1.5, 2500.25]}).to_csv(
         tmp_path / "other" / "summary.tsv", sep="\t", index=False
     )
+    # A study without members writes run_members.tsv with its header only: not shown.
+    (tmp_path / "other" / "run_members.tsv").write_text("host\truntime\tmember\n")
     doc = Document(tmp_path, None, "test", "other")
     blocks = doc.generic_section("other")
     assert blocks[0].content == "## other"
     tables = [b.content for b in blocks if b.kind == "html"]
     assert len(tables) == 1 and "2\u2009500.2" in tables[0] and "summary.tsv" in tables[0]
+    (tmp_path / "other" / "run_members.tsv").write_text("host\truntime\tmember\nh\tdocker\t1\n")
+    shown = [
+        b.content
+        for b in Document(tmp_path, None, "test", "other").generic_section("other")
+        if b.kind == "html"
+    ]
+    assert len(shown) == 2 and "run_members.tsv" in shown[1]
     assert "other" in doc.abstract()[0].content
 
 

@@ -57,6 +57,13 @@ def test_a_config_runs_the_extra_repetitions_after_its_own():
 
 def test_the_plan_of_findings_ignores_the_extra_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    # This host as fast as the reference machine (a kept probe): the plan must not depend on how
+    # busy the machine is while the tests run (a slow probe left 000-7 over the budget).
+    from interference.host.probe import REFERENCE_S
+
+    probe = tmp_path / "results/durations" / f"{socket.gethostname().split('.')[0]}.probe.json"
+    probe.parent.mkdir(parents=True)
+    probe.write_text(json.dumps({"seconds": REFERENCE_S}))
     raw = {"findings": ["000-7"], "budget_min": 20, "studies": {"pairs": {
         "iterations": 3, "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"}}}}  # fmt: skip
     before = config_module.validate(raw, machine=False)

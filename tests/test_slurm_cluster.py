@@ -83,7 +83,8 @@ def snakemake(workdir: Path, env: dict, *args: str, config: dict = CONFIG, **kw)
 
 def each_host_ran_on_its_node_and_both_are_reported(work: Path, edge: EdgeNode) -> None:
     """What one invocation over two hosts gives: each host's run measured on its own node with its
-    own sizes, its images built and recorded there, one Slurm job per host, the two-host report."""
+    own sizes, its images built and recorded there, a host's builds and runs one Slurm job (a job
+    group) on its node, the two-host report."""
     for host, n, cores in (("fog", 600, 2), ("edge", 400, 1)):
         meta = json.loads((work / f"results/raw/{host}/docker/pairs/case1/L/rep1/meta.json").read_text())
         assert meta["n_failed"] == 0 and meta["settings"]["sizes"]["L"]["n"] == n

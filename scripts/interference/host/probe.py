@@ -65,8 +65,10 @@ def machine_probe(cache: Path | None = None, now: float | None = None) -> float:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     seconds = probe_seconds()
-    try:
-        cache.write_text(json.dumps({"seconds": seconds, "measured": now, "boot_id": _boot_id()}) + "\n")
+    try:  # whole or not at all: a reader never sees half a file
+        part = cache.with_name(f"{cache.name}.{os.getpid()}")
+        part.write_text(json.dumps({"seconds": seconds, "measured": now, "boot_id": _boot_id()}) + "\n")
+        os.replace(part, cache)
     except OSError:
         pass  # a machine whose /tmp cannot be written measures each time
     return seconds
@@ -74,7 +76,7 @@ def machine_probe(cache: Path | None = None, now: float | None = None) -> float:
 
 def cached_probe(results: Path, host: str, keep: bool = True) -> float:
     """This host's probe, measured once and kept beside its run ledger (keep=False: read it if
-    kept, else measure it without writing anything)."""
+    kept, else take this machine's, writing nothing under `results`)."""
     path = results / "durations" / f"{host}.probe.json"
     try:
         return float(json.loads(path.read_text())["seconds"])

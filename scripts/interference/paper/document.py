@@ -114,8 +114,9 @@ class Document:
 
     def generic_section(self, study: str) -> list[Block]:
         """A study without its own section: its title and the tables it wrote (summary first)."""
-        paths = self.stats.tables_of(study)
-        paths.sort(key=lambda p: (p.stem != "summary", p.stem == "runs", p.stem))
+        # A study without members writes run_members.tsv with its header only: nothing to show.
+        paths = [p for p in self.stats.tables_of(study) if p.stem != "run_members" or _has_rows(p)]
+        paths.sort(key=lambda p: (p.stem != "summary", p.stem in ("runs", "run_members"), p.stem))
         blocks = [md(f"## {self.study_title(study)}")]
         if not paths:
             return blocks + [md(f"The study wrote no table under results/stats/{esc(study)}/.")]
@@ -152,3 +153,8 @@ class Document:
                 + f"; the config's sha256 is `{self.env.get('config_sha256', '–')}`."
             )
         ]
+
+
+def _has_rows(path) -> bool:
+    with open(path) as f:
+        return sum(1 for _ in zip(range(2), f)) > 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-# The columns of this study's samples.tsv (its statistics read them from here: parsing stays light).
+# The columns of this study's samples.tsv, here and not in its statistics: parsing stays light.
 SAMPLE_COLUMNS = [
     "host", "runtime", "variant", "entities", "children", "repetition", "entity",
     "metric", "value", "unit", "higher_is_better", "status",

@@ -8,7 +8,7 @@ from interference import parsers
 from interference.core.microservices import registry
 from interference.core.samples import parse_iteration
 
-# The columns of this study's samples.tsv (its statistics read them from here: parsing stays light).
+# The columns of this study's samples.tsv, here and not in its statistics: parsing stays light.
 SAMPLE_COLUMNS = [
     "host", "runtime", "microservice", "direction", "mode", "repetition", "iteration",
     "metric", "value", "unit", "higher_is_better", "start", "end", "status",

@@ -10,7 +10,7 @@ from interference.core.microservices import Metric, registry
 from interference.core.samples import OK, metric_samples, read_output
 from interference.studies.pingpong import MICROSERVICE
 
-# The columns of this study's samples.tsv (its statistics read them from here: parsing stays light).
+# The columns of this study's samples.tsv, here and not in its statistics: parsing stays light.
 SAMPLE_COLUMNS = [
     "host", "runtime", "layer", "message_bytes", "repetition", "iteration",
     "metric", "value", "unit", "higher_is_better", "start", "end", "status",

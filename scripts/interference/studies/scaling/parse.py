@@ -9,7 +9,7 @@ from interference.core.microservices import registry
 from interference.core.samples import parse_iteration
 from interference.studies.scaling import MICROSERVICE
 
-# The columns of this study's samples.tsv (its statistics read them from here: parsing stays light).
+# The columns of this study's samples.tsv, here and not in its statistics: parsing stays light.
 SAMPLE_COLUMNS = [
     "host", "runtime", "instances", "repetition", "instance", "iteration",
     "metric", "value", "unit", "higher_is_better", "start", "end", "status",
