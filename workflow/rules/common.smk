@@ -75,7 +75,6 @@ wildcard_constraints:
     runtime="|".join(runtimes.ADAPTERS),
     study="|".join(studies.registry()),
     key="|".join(f"(?:{s.key_pattern})" for s in studies.registry().values()),
-    table="|".join(sorted({t for s in studies.registry().values() for t in s.tables})),
     rep=r"[0-9]+",
     image=r"base|[A-Z]+(\+[A-Z]+)*",
 

@@ -172,13 +172,11 @@ def study_table_files(study):
 
 
 def study_table_threads(study):
-    return max(t.threads for t in STUDIES[study].tables.values())
+    return max((t.threads for t in STUDIES[study].tables.values()), default=1)
 
 
 def all_tables():
-    return [
-        STATS_PATH.format(study=s, table=t) for s in STUDIES for t in STUDIES[s].tables
-    ]
+    return [path for study in STUDIES for path in study_tables(study)]
 
 
 def all_changes():
