@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 # The machine's probe (host/probe.py) is kept for an hour beside the measurement lock; the tests'
@@ -17,6 +18,7 @@ atexit.register(lambda: _PROBE.unlink(missing_ok=True))
 
 import pytest  # noqa: E402
 import yaml  # noqa: E402
+from interference.host.locks import measurement_lock  # noqa: E402
 from interference.runtimes import ovs  # noqa: E402
 from interference.studies.pingpong import fabric  # noqa: E402
 
@@ -37,9 +39,36 @@ requires_engine = pytest.mark.skipif(
 )
 
 
-def leftover_containers() -> list[str]:
+def netns_process(seconds: int = 60) -> subprocess.Popen:
+    """A process alone in a network namespace (loopback only), returned once it is in it:
+    `unshare` moves before it runs `sleep`, and the test waits for that instead of guessing."""
+    proc = subprocess.Popen(["unshare", "--net", "sleep", str(seconds)])
+    host, deadline = os.readlink("/proc/self/ns/net"), time.time() + 30
+    while os.readlink(f"/proc/{proc.pid}/ns/net") == host:
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            raise RuntimeError(f"unshare --net did not make a namespace (exit {proc.poll()})")
+        time.sleep(0.01)
+    return proc
+
+
+def listening(argv: list[str]) -> subprocess.Popen:
+    """A server started with `argv` that prints a line once it listens; returned after that line."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if not line:
+        raise RuntimeError(f"the server {argv} ended before it listened (exit {proc.wait()})")
+    return proc
+
+
+def run_label(run_id: str | None) -> str:
+    return "label=interference.run" + (f"={run_id}" if run_id else "")
+
+
+def leftover_containers(run_id: str | None = None) -> list[str]:
+    """Docker's containers of any run, or of the run `run_id`."""
     r = subprocess.run(
-        ["docker", "ps", "-a", "-q", "--filter", "label=interference.run"],
+        ["docker", "ps", "-a", "-q", "--filter", run_label(run_id)],
         capture_output=True,
         text=True,
         check=True,
@@ -47,8 +76,17 @@ def leftover_containers() -> list[str]:
     return r.stdout.split()
 
 
-def start_run_case(settings: dict, images, meta) -> subprocess.Popen:
-    """The generic runner's CLI as the run rule calls it for the pair study, in the background."""
+def nothing_left() -> list[str]:
+    """Every container and runtime leftover on this machine, read while no run is live: under the
+    measurement lock, which a run holds from before it makes anything until its cleanup. The
+    integration tests run on two processes (Makefile): the other one may be mid-run."""
+    with measurement_lock():
+        return leftover_containers() + runtime_leftovers()
+
+
+def start_run_case(settings: dict, images, meta, stdout=None) -> subprocess.Popen:
+    """The generic runner's CLI as the run rule calls it for the pair study, in the background.
+    Its first line on stdout, once it holds the measurement lock: "run RUN_ID: ..."."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "scripts")}
     argv = [
         "-m",
@@ -60,7 +98,9 @@ def start_run_case(settings: dict, images, meta) -> subprocess.Popen:
         "--images",
         *map(str, images),
     ]
-    return subprocess.Popen([__import__("sys").executable, *argv, "--meta", str(meta)], env=env)
+    return subprocess.Popen(
+        [__import__("sys").executable, *argv, "--meta", str(meta)], env=env, stdout=stdout, text=True
+    )
 
 
 def run_settings(case: str, pair: str, limits: dict, sizes: dict, **extra) -> dict:
@@ -93,15 +133,16 @@ def run_report(workdir: Path, config: dict, timeout: float = 1800, target: str =
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
 
-def runtime_leftovers() -> list[str]:
-    """What any runtime's run left: Podman's labelled containers, networks and volumes; bare metal's
-    cgroups and mounts; LXC's and the VMs' commands, bridges and taps; nested children's cgroups;
-    qemu processes; OVS switches, nested parents' bridges and the network study's host-side
-    servers; the ping-pong study's hosts and services. (Nested parents are Docker containers: leftover_containers finds them.)"""
+def runtime_leftovers(run_id: str | None = None) -> list[str]:
+    """What any runtime's run (or the run `run_id`: what carries its id) left: Podman's labelled
+    containers, networks and volumes; bare metal's cgroups and mounts; LXC's and the VMs'
+    commands, bridges and taps; nested children's cgroups; qemu processes; OVS switches, nested
+    parents' bridges and the network study's host-side servers; the ping-pong study's hosts and
+    services. (Nested parents are Docker containers: leftover_containers finds them.)"""
     left = []
     if shutil.which("podman"):
         for kind in ("container", "network", "volume"):
-            argv = ["podman", kind, "ls", "-q", "--filter", "label=interference.run"]
+            argv = ["podman", kind, "ls", "-q", "--filter", run_label(run_id)]
             if kind == "container":
                 argv.insert(3, "-a")
             r = subprocess.run(argv, capture_output=True, text=True)
@@ -131,4 +172,35 @@ def runtime_leftovers() -> list[str]:
         ["pgrep", "-a", "-f", "microservices/HP/pingpong"], capture_output=True, text=True
     )
     left += [f"process {line}" for line in services.stdout.splitlines()]
-    return left
+    return [x for x in left if x.startswith("podman") or run_id in x] if run_id else left
+
+
+# The tests run on two processes (make test: pytest-xdist, --dist loadfile), a file with its
+# module fixtures on one. The files that share this machine's Slurm daemons (munge, slurmctld,
+# slurmd) count as one file (xdist's loadgroup would say so by marks, but it stopped grouping
+# with pytest 9.2: pytest-xdist issue 1386). The longest start first (with
+# --no-loadscope-reorder), so that the two processes end about together (README: slowest tests).
+SHARED_DAEMONS = {"tests/test_slurm.py": "slurm", "tests/test_slurm_cluster.py": "slurm"}
+LONGEST_FIRST = ["slurm", "tests/test_pipeline_integration.py", "tests/test_paper001_integration.py"]
+
+
+def file_group(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return SHARED_DAEMONS.get(path, path)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileGroupScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return file_group(nodeid)
+
+    return FileGroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {g: i for i, g in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(file_group(item.nodeid), len(rank)))  # stable: a file's order kept

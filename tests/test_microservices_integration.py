@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, leftover_containers, requires_engine, run_settings, start_run_case
+from conftest import REPO, nothing_left, requires_engine, run_settings, start_run_case
 from interference.steps.parse import parse_run
 
 pytestmark = [pytest.mark.integration, requires_engine]
@@ -86,7 +86,7 @@ def labelled(kind: str) -> list[str]:
 
 
 def assert_nothing_left():
-    assert leftover_containers() == []
+    assert nothing_left() == []
     assert labelled("network") == []
     assert labelled("volume") == []
 

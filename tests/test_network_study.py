@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import listening, netns_process
 from interference import studies
 from interference.runtimes import bridges, ovs
 from interference.steps.config import ConfigError, validate
@@ -91,16 +92,16 @@ def test_published_ratios_are_relative_to_the_papers_host_to_host():
 def test_ovs_bridge_carries_traffic_and_goes_away():
     run_id = "testovs0001"
     switch = ovs.OvsSwitch(run_id)
-    sleeper = subprocess.Popen(["unshare", "--net", "sleep", "60"])
+    sleeper = netns_process()
     try:
         switch.ensure()
         address = switch.attach_netns("member", sleeper.pid)
         assert address.startswith("10.232.") and switch.address_of("member") == address
         # A TCP connection from the namespace to the host's address on the bridge, through ovs-vswitchd.
-        server = subprocess.Popen(["python3", "-c", "import socket; s=socket.create_server(('', 45871)); "
-                                   "c, _ = s.accept(); c.sendall(b'pong')"])  # fmt: skip
+        serve = "import socket; s=socket.create_server(('', 45871)); print('listening', flush=True); "
+        server = listening(["python3", "-c", serve + "c, _ = s.accept(); c.sendall(b'pong')"])
         try:
-            probe = "import socket,sys,time; time.sleep(0.5); print(socket.create_connection((sys.argv[1], 45871), 5).recv(4))"
+            probe = "import socket,sys; print(socket.create_connection((sys.argv[1], 45871), 5).recv(4))"
             r = subprocess.run(
                 ["nsenter", "--target", str(sleeper.pid), "--net", "python3", "-c", probe, switch.gateway()],
                 capture_output=True, text=True, timeout=30,
@@ -131,8 +132,7 @@ def test_a_gateway_bridge_reaches_another_network_and_goes_away(tmp_path):
     server on another of this machine's networks (a veth into a second namespace: another host's
     stand-in), through FORWARD and NAT; removing the bridge takes its rules."""
     net = bridges.Bridges(tmp_path)
-    client = subprocess.Popen(["unshare", "--net", "sleep", "60"])
-    server_ns = subprocess.Popen(["unshare", "--net", "sleep", "60"])
+    client, server_ns = netns_process(), netns_process()
     ns = lambda p: ["nsenter", "--target", str(p.pid), "--net"]  # noqa: E731
     ip = lambda *a: subprocess.run(["ip", *a], check=True, capture_output=True)  # noqa: E731
     try:
@@ -151,11 +151,12 @@ def test_a_gateway_bridge_reaches_another_network_and_goes_away(tmp_path):
             subprocess.run([*ns(p), "ip", "link", "set", dev, "up"], check=True)
             subprocess.run([*ns(p), "ip", "route", "add", "default", "via", gw], check=True)
         serve = (
-            "import socket; s=socket.create_server(('', 45872)); c, a = s.accept(); c.sendall(a[0].encode())"
+            "import socket; s=socket.create_server(('', 45872)); print('listening', flush=True); "
+            "c, a = s.accept(); c.sendall(a[0].encode())"
         )
-        server = subprocess.Popen([*ns(server_ns), "python3", "-c", serve])
+        server = listening([*ns(server_ns), "python3", "-c", serve])
         try:
-            probe = "import socket,time; time.sleep(0.5); print(socket.create_connection(('10.233.9.2', 45872), 5).recv(64))"
+            probe = "import socket; print(socket.create_connection(('10.233.9.2', 45872), 5).recv(64))"
             r = subprocess.run(
                 [*ns(client), "python3", "-c", probe], capture_output=True, text=True, timeout=30
             )

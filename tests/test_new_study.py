@@ -9,7 +9,7 @@ import subprocess
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine
+from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine
 
 pytestmark = [pytest.mark.integration, requires_engine]
 
@@ -80,4 +80,4 @@ def test_a_dropped_in_study_runs_without_edits_elsewhere(tmp_path):
     html = (copy / "report/paper.html").read_text()
     assert "Start-to-exit time of N concurrent containers" in html
     assert "throwaway" in html
-    assert leftover_containers() == []
+    assert nothing_left() == []

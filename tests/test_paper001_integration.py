@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import leftover_containers, requires_engine, run_report, runtime_leftovers
+from conftest import nothing_left, requires_engine, run_report
 
 pytestmark = [pytest.mark.integration, requires_engine]
 
@@ -108,4 +108,4 @@ def test_the_report_has_every_section_and_nothing_is_left(workdir):
     assert "CPU scaling: N concurrent sysbench instances" in html and "Creation time of N concurrent" in html
     assert "paper 15 s" in html  # Table I's published value beside ours
     assert "Network modes: throughput and latency" in html and "15.82 (0.44)" in html  # Table II's bridge
-    assert leftover_containers() == [] and runtime_leftovers() == []
+    assert nothing_left() == []

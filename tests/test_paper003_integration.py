@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import leftover_containers, requires_engine, run_report, runtime_leftovers
+from conftest import nothing_left, requires_engine, run_report
 
 pytestmark = [pytest.mark.integration, requires_engine]
 
@@ -88,4 +88,4 @@ def test_the_report_has_the_section_and_nothing_is_left(workdir):
     assert cells[1] == "overlay-userspace (docker)" and cells[8] == "11.3", cells
     assert float(cells[4]) == pytest.approx(avg_rsd, abs=0.051), cells  # printed to 0.1
     assert "The services are not the bottleneck" in html
-    assert leftover_containers() == [] and runtime_leftovers() == []
+    assert nothing_left() == []

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import REPO, netns_process
 from interference import parsers, studies
 from interference.steps.config import ConfigError, validate
 from interference.studies.pingpong import MAX_MESSAGE_BYTES, fabric
@@ -207,7 +207,7 @@ def test_ping_relays_exactly_m_bytes_from_pong(services):
 def entity() -> subprocess.Popen:
     """A process in a network namespace of its own with only loopback: what a container runtime
     hands the study (network_mode none)."""
-    return subprocess.Popen(["unshare", "--net", "sleep", "300"])
+    return netns_process(300)
 
 
 @pytest.mark.parametrize("overlay", [None, "vxlan", "tinc"])
@@ -215,7 +215,6 @@ def test_two_hosts_carry_http_through_each_layer(services, tmp_path, overlay):
     ents, procs = {"a": entity(), "b": entity()}, []
     try:
         with fabric.Fabric(f"test{overlay or 'none'}", tmp_path, time.time() + 120) as net:
-            time.sleep(0.2)  # the namespaces exist once unshare has run
             net.attach_container("a", ents["a"].pid, 28080)
             net.attach_container("b", ents["b"].pid, 28081)
             upstream = net.address("b")

@@ -16,6 +16,7 @@ from conftest import (
     REPO,
     SNAKEMAKE,
     leftover_containers,
+    nothing_left,
     requires_engine,
     run_settings,
     runtime_leftovers,
@@ -155,8 +156,7 @@ def test_measurements_never_overlapped(workdir):
 
 
 def test_no_container_is_left(workdir):
-    assert leftover_containers() == []
-    assert runtime_leftovers() == []
+    assert nothing_left() == []
 
 
 def test_the_profile_is_in_force(workdir):
@@ -241,7 +241,7 @@ def test_crashing_and_hanging_benchmarks_are_recorded(workdir, tmp_path):
     assert start_run_case(hang, [images / "L.json"], tmp_path / "hang/meta.json").wait() == 0
     meta = json.loads((tmp_path / "hang/meta.json").read_text())
     assert [i["status"] for i in meta["members"][0]["iterations"]] == ["timeout"]
-    assert leftover_containers() == []
+    assert nothing_left() == []
     # The parser turns them into rows with a status and no value.
     from interference.steps.parse import parse_run
 
@@ -256,18 +256,24 @@ def test_sigterm_removes_everything_the_run_made(workdir, tmp_path, runtime):
     # Held (pairs.hold): its members wait for the release file, which never comes, so they are
     # running when the signal arrives however slowly this runtime starts them.
     s = settings("3b", "L+S", window_s=120, runtime=runtime, hold=True)
-    proc = start_run_case(s, [images / "L.json", images / "S.json"], meta)
+    proc = start_run_case(s, [images / "L.json", images / "S.json"], meta, stdout=subprocess.PIPE)
+    # Its first line once it holds the measurement lock: "run RUN_ID: ..." (the other test process
+    # may hold the lock first); what carries its id is what it made.
+    first = proc.stdout.readline()
+    assert first.startswith("run "), first
+    run_id = first.split()[1].rstrip(":")
 
-    def running() -> list[str]:
-        return leftover_containers() + runtime_leftovers()
+    def made() -> list[str]:
+        return leftover_containers(run_id) + runtime_leftovers(run_id)
 
     deadline = time.time() + 60
-    while len([r for r in running() if "mount" not in r]) < 2 and time.time() < deadline:
+    while len([r for r in made() if "mount" not in r]) < 2 and time.time() < deadline:
         time.sleep(0.5)
-    assert len(running()) >= 2, running()
+    assert len(made()) >= 2, made()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) != 0
-    assert running() == []
+    proc.stdout.close()
+    assert nothing_left() == []
     assert not meta.exists()  # an interrupted run leaves no meta.json: it simply reruns
 
 

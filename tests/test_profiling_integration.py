@@ -8,9 +8,11 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, leftover_containers, requires_engine, run_report
+from conftest import REPO, nothing_left, requires_engine, run_report
 
-pytestmark = [pytest.mark.integration, requires_engine]
+# Alone (exclusive): the sensitivity checked is measured, alone and beside a bubble; another
+# test process's load beside one run and not the other would change it.
+pytestmark = [pytest.mark.integration, pytest.mark.exclusive, requires_engine]
 
 CONFIG = yaml.safe_load((REPO / "config/profiling-ci.yaml").read_text()) | {"host": "profhost"}
 RAW = "results/raw/profhost/docker/profiling"
@@ -80,4 +82,4 @@ def test_the_report_shows_the_study_and_nothing_is_left(workdir):
     html = (workdir / "report/paper.html").read_text()
     assert "Profiles for placement advice: each microservice beside a tunable bubble" in html
     assert "cpu: slowed by the largest bubble" in html  # the profile table of the section
-    assert leftover_containers() == []
+    assert nothing_left() == []

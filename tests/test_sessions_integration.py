@@ -10,9 +10,11 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine
+from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine
 
-pytestmark = [pytest.mark.integration, requires_engine]
+# Alone (exclusive): identical sessions are judged on measured times, which another test
+# process's load beside one session and not the other would change.
+pytestmark = [pytest.mark.integration, pytest.mark.exclusive, requires_engine]
 
 
 def config(digits: int, **extra) -> dict:
@@ -100,4 +102,4 @@ def test_a_real_change_is_found_and_identical_sessions_are_not(tmp_path):
     means = again[again["quantity"] == "mean"]
     assert len(means) == 2 and "changed" not in set(again["verdict"]), again[["cell", "change", "verdict"]]
     assert set(means["ci_method"].str.split(": ").str[1]) == {"runs and iterations"}
-    assert leftover_containers() == []
+    assert nothing_left() == []

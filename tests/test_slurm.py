@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, runtime_leftovers
+from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine
 from support.slurm_local import LocalCluster
 
 pytestmark = [
@@ -73,7 +73,7 @@ def test_the_runs_are_slurm_jobs_with_a_local_runs_results(slurm, tmp_path):
     # Parsing is a local rule: it runs here, on the run's files, without Slurm.
     r = snakemake(tmp_path, slurm, *profile, "results/parsed/pairs/samples.tsv")
     assert r.returncode == 0 and "submitted with SLURM jobid" not in r.stdout + r.stderr
-    assert leftover_containers() == [] and runtime_leftovers() == []
+    assert nothing_left() == []
 
 
 def test_a_host_that_is_no_node_or_no_controller_is_refused(slurm, tmp_path):

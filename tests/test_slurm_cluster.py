@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, runtime_leftovers
+from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine
 from interference.core.loop import release
 from support.edge_node import EdgeNode
 from support.slurm_local import DEFAULT_CONF, MUNGE_KEY, LocalCluster, images_for
@@ -99,7 +99,7 @@ def each_host_ran_on_its_node_and_both_are_reported(work: Path, edge: EdgeNode) 
     assert not (work / "results/imported").exists()
     html = (work / "report/paper.html").read_text()
     assert "fog: 1 run over" in html and "edge: 1 run over" in html
-    assert leftover_containers() == [] and runtime_leftovers() == []
+    assert nothing_left() == []
     assert edge.exec("docker", "ps", "-aq").stdout.split() == []
 
 
@@ -218,7 +218,7 @@ def test_a_node_lost_mid_study_fails_its_run_keeps_the_rest_and_the_same_command
     assert meta["n_failed"] == 0 and meta["reaped_before"], meta.get("reaped_before")
     assert meta["settings"]["hold"] is True
     assert fog_meta.stat().st_mtime == kept  # not rerun
-    assert labelled_on(edge) == [] and leftover_containers() == []
+    assert labelled_on(edge) == [] and nothing_left() == []
     queue = subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True).stdout
     assert queue.strip() == ""
     each_host_ran_on_its_node_and_both_are_reported(work, edge)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, SNAKEMAKE, leftover_containers, requires_engine, run_report, runtime_leftovers
+from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine, run_report
 from interference.steps.config import ConfigError, validate
 from interference.steps.transfer import TransferError, expected_settings, export, import_results
 
@@ -148,4 +148,4 @@ def test_two_hosts_in_one_report(tmp_path):
     assert (s[s["metric"] == "transfer_rate"].groupby("host")["n"].sum() == 2).all()
     env = json.loads((fog / "results/stats/environment.json").read_text())
     assert set(env["hosts"]) == {"edge", "fog"}  # both machines described in the report
-    assert leftover_containers() == [] and runtime_leftovers() == []
+    assert nothing_left() == []
