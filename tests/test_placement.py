@@ -107,11 +107,24 @@ def test_the_tables_are_read_from_tsv_with_placements_as_names_and_one_row_per_i
         profiles.Profiles(sens.drop(columns="runs"), read.pressure, read.limit_effect)
 
 
-def test_case_2_multiplies_the_limit_effect_and_each_resource():
+def test_case_2_multiplies_the_limit_effect_by_the_dominant_resource():
     # A beside B in one container: cpu pressure 1 -> -0.2, memory 1 -> -0.1, limit +0.1.
     p = predict.predict_member(abc_profiles(), "A", "m", together=["B"])
-    assert p.ir == pytest.approx(1.1 * 0.8 * 0.9 - 1)  # -0.208, not the sum's -0.2
+    assert p.ir == pytest.approx(1.1 * 0.8 - 1)  # the cpu's -0.2 limits; memory's -0.1 is not added
     assert (p.low, p.high) == pytest.approx((p.ir, p.ir))  # exact inputs: no width
+    # The first model multiplied every resource's term: -0.208, not the sum's -0.2.
+    first = predict.predict_member(abc_profiles(), "A", "m", together=["B"], rule="product")
+    assert first.ir == pytest.approx(1.1 * 0.8 * 0.9 - 1)
+
+
+def test_the_dominant_term_is_chosen_per_draw_and_a_rule_must_be_known():
+    # Two resources over two draws: draw 0 -0.1 / -0.2 -> -0.2; draw 1 -0.3 / +0.1 -> -0.3.
+    got = predict.dominant([np.array([-0.1, -0.3]), np.array([-0.2, 0.1])])
+    assert got == pytest.approx([-0.2, -0.3])
+    assert predict.dominant([-0.1, 0.25]) == pytest.approx(0.25)  # a gain can dominate too
+    assert predict.resource_term([], "dominant") == 0.0
+    with pytest.raises(ValueError, match="unknown combination rule 'sum'"):
+        predict.resource_term([-0.1], "sum")
 
 
 def test_pressures_of_a_triple_add_on_each_resource():
@@ -119,7 +132,9 @@ def test_pressures_of_a_triple_add_on_each_resource():
     rows = predict.predict_group(abc_profiles(), "2", ["A", "B", "C"])
     a = next(r for r in rows if r["target"] == "A")
     assert a["partner"] == "B+C"
-    assert a["ir"] == pytest.approx(1.1 * 0.65 * 0.65 - 1)
+    assert a["ir"] == pytest.approx(1.1 * 0.65 - 1)
+    first = predict.predict_group(abc_profiles(), "2", ["A", "B", "C"], rule="product")
+    assert next(r for r in first if r["target"] == "A")["ir"] == pytest.approx(1.1 * 0.65 * 0.65 - 1)
 
 
 def test_case_3b_drops_cpu_and_the_limit_effect():
@@ -128,7 +143,7 @@ def test_case_3b_drops_cpu_and_the_limit_effect():
         for c in predict.CASES
         for r in predict.predict_group(abc_profiles(), c, ["A", "B"])
     }
-    assert rows["3a", "A"]["ir"] == pytest.approx(1.1 * 0.8 * 0.9 - 1)
+    assert rows["3a", "A"]["ir"] == pytest.approx(1.1 * 0.8 - 1)
     assert rows["3b", "A"]["ir"] == pytest.approx(0.9 - 1)  # memory only
     assert rows["3b", "B"]["ir"] == pytest.approx(0.0)
 
@@ -220,6 +235,18 @@ def test_validation_rows_join_measured_and_predicted_and_refuse_two_runtimes():
     assert rows.loc[("3a", "B", "B", "m"), "reason"] == "no memory pressure"
     with pytest.raises(ValueError, match="several hosts or runtimes"):
         validate.validation_rows(predicted_table(), measured_table())
+
+
+def test_the_first_model_is_scored_beside_the_model_when_given():
+    first = predicted_table().assign(ir=lambda t: t.ir - 0.1)  # every prediction 10 points lower
+    rows = validate.validation_rows(predicted_table(), measured_table(), runtime="docker", first=first)
+    assert (rows.ir_product - rows.ir_predicted).dropna().to_numpy() == pytest.approx(-0.1)
+    table = validate.summary(rows, n_resamples=300).set_index(["scope", "predictor", "measure"]).value
+    # |errors| 5, 5, 12, 7 (case 2), 7, 19 (case 3a) points.
+    assert table["all", "profile_product", "mae_pp"] == pytest.approx(55 / 6)
+    assert table["all", "profile", "mae_difference_vs_profile_product_pp"] == pytest.approx((27 - 55) / 6)
+    # Not given: no such rows.
+    assert "profile_product" not in set(validate.summary(validation(), n_resamples=300).predictor)
 
 
 def test_the_case_mean_predictor_leaves_the_unit_out():
@@ -322,16 +349,17 @@ def test_advice_ranks_two_microservices_by_the_hand_computed_total_slowdown():
         columns=["host", "runtime", "case", "target", "partner", "metric", "ir"],
     )
     table = advise.advise(advice_profiles(), ["A", "B"], {"A": "m", "B": "m"}, 2, 4, 1, measured)
-    # B's IR is its limit effect, +0.02, when unlimited and 0 when limited; A's:
-    #   apart, unlimited (3a):    1.1 * (1 - 0.1) * (1 - 0.05) - 1 = -0.0595
+    # B's IR is its limit effect, +0.02, when unlimited and 0 when limited; A's (the dominant
+    # resource's term, cpu where cores are shared):
+    #   apart, unlimited (3a):    1.1 * (1 - 0.1) - 1 = -0.01
     #   apart, limited (3b):      memory only: -0.05
-    #   together, unlimited (2):  1.1 * (1 - 0.2) * (1 - 0.1) - 1 = -0.208
-    #   together, limited:        (1 - 0.2) * (1 - 0.1) - 1 = -0.28
+    #   together, unlimited (2):  1.1 * (1 - 0.2) - 1 = -0.12
+    #   together, limited:        (1 - 0.2) - 1 = -0.2
     expected = [
-        ("A | B", False, 0.0595 - 0.02),
+        ("A | B", False, 0.01 - 0.02),
         ("A | B", True, 0.05),
-        ("A+B", False, 0.208 - 0.02),
-        ("A+B", True, 0.28),
+        ("A+B", False, 0.12 - 0.02),
+        ("A+B", True, 0.2),
     ]
     assert list(zip(table.placement, table.limited, table.total_slowdown)) == [
         (label, limited, pytest.approx(total)) for label, limited, total in expected
@@ -339,7 +367,7 @@ def test_advice_ranks_two_microservices_by_the_hand_computed_total_slowdown():
     assert list(table["rank"]) == [1, 2, 3, 4]
     assert list(table.measured) == [True, False, False, False]
     assert table.measured_total_slowdown[0] == pytest.approx(0.07 - 0.01)
-    assert table.members[0] == "A -0.059 [-0.059, -0.059]; B +0.020 [+0.020, +0.020]"
+    assert table.members[0] == "A -0.010 [-0.010, -0.010]; B +0.020 [+0.020, +0.020]"
 
 
 def test_an_infeasible_placement_is_excluded_with_its_reason():

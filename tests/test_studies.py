@@ -103,3 +103,18 @@ def test_every_adapter_declares_itself(name):
     assert adapter.options_schema["type"] == "object"
     source = adapter.capabilities.image_from
     assert source is None or source in runtimes.ADAPTERS
+
+
+def test_a_study_table_named_like_the_workflows_own_is_refused():
+    """runs.tsv, changes.tsv, ... are written by the workflow's rules beside every study's tables:
+    a study declaring one of those names would give two rules one output."""
+
+    class Clashing(studies.get("scaling").__class__):
+        name = "clashing"
+        tables = {"runs": studies.Table("statistics:runs"), "slowdown": studies.Table("statistics:slowdown")}
+
+    with pytest.raises(ValueError, match=r"clashing.*\['runs'\].*rename them"):
+        studies.check_study(Clashing, {}, "test")
+    studies.check_study(studies.get("scaling").__class__, {}, "test")  # the shipped ones pass
+    with pytest.raises(ValueError, match="defined twice"):
+        studies.check_study(Clashing, {"clashing": None}, "test")

@@ -118,10 +118,10 @@ def run_validate(args) -> int:
         raise PlacementError(
             f"{args.stats / 'pairs' / 'interference.tsv'} has no measured pairs of this host"
         )
-    predicted = predict_all(
-        profiles, sorted(set(measured["target"]) & set(profiles.sensitivity["microservice"]))
-    )
-    rows, summary, failed = validate(predicted, measured)
+    names = sorted(set(measured["target"]) & set(profiles.sensitivity["microservice"]))
+    predicted = predict_all(profiles, names)
+    first = predict_all(profiles, names, rule="product")  # the first model, scored beside it
+    rows, summary, failed = validate(predicted, measured, first=first)
     out = args.stats / "placement"
     out.mkdir(parents=True, exist_ok=True)
     for name, table in (("validation", rows), ("validation_summary", summary), ("failures", failed)):

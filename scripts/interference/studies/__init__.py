@@ -10,7 +10,7 @@ import pkgutil
 from pathlib import Path
 
 from interference.core import code_deps
-from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
+from interference.studies.base import GENERIC_TABLES, KeyFormat, RunKey, Study, StudyConfigError, Table
 
 HERE = Path(__file__).resolve().parent
 
@@ -26,10 +26,20 @@ def registry() -> dict[str, Study]:
             if inspect.isclass(obj) and issubclass(obj, Study) and not inspect.isabstract(obj):
                 if obj.__module__ != module.__name__ and not obj.__module__.startswith(module.__name__ + "."):
                     continue  # imported from elsewhere, not defined here
-                if obj.name in found:
-                    raise ValueError(f"study {obj.name!r} is defined twice ({module.__name__})")
+                check_study(obj, found, module.__name__)
                 found[obj.name] = obj()
     return found
+
+
+def check_study(cls: type[Study], found: dict, module: str) -> None:
+    """A study class the registry can take: a name of its own, no table named like the workflow's."""
+    if cls.name in found:
+        raise ValueError(f"study {cls.name!r} is defined twice ({module})")
+    if clash := sorted(GENERIC_TABLES & set(cls.tables)):
+        raise ValueError(
+            f"study {cls.name!r} ({module}) declares the tables {clash}, which the workflow writes itself "
+            f"beside every study's; rename them (reserved: {', '.join(sorted(GENERIC_TABLES))})"
+        )
 
 
 def get(name: str) -> Study:
@@ -64,6 +74,7 @@ __all__ = [
     "Study",
     "StudyConfigError",
     "Table",
+    "check_study",
     "code_files",
     "get",
     "registry",

@@ -113,6 +113,12 @@ class RunKey:
     repetition: int
 
 
+# What the workflow's own rules write beside a study's tables in results/stats/<study>/ (run_facts:
+# runs, run_members; changes.smk: changes, history, session_variance): no study table takes
+# these names, or two rules would write one file.
+GENERIC_TABLES = frozenset({"runs", "run_members", "changes", "history", "session_variance"})
+
+
 class Study(abc.ABC):
     # The config key under `studies:` and the path segment of its results.
     name: ClassVar[str]

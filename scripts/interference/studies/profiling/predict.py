@@ -11,9 +11,14 @@ The model, for one member (the target) of a group of containers:
   2. the target's sensitivity curve for that resource gives d_r at the summed pressure: piecewise
      linear in intensity through (0, 0) (no bubble = the target alone), made monotone
      non-increasing, held at its last measured value beyond the largest intensity;
-  3. 1 + IR = (1 + limit effect) · Π_r (1 + d_r). The limit effect (Case 1u against Case 1) only
-     when the containers are unlimited, since the IR is against the limited Case 1; the cpu term
-     only when cores are shared (limited containers get disjoint cores). So Case 3b has neither.
+  3. 1 + IR = (1 + limit effect) · (1 + d), d the resource term of the combination rule:
+     "dominant" (the model since 2026-11-26, chosen before it was scored): the d_r of largest size,
+     one resource's; "product" (the first model): Π_r (1 + d_r) - 1. The first failed on the
+     measured pairs (docs/placement.md): on two cores a microservice slows the probe on every
+     resource through the CPU it takes, so the product counted one cause once per resource.
+     The limit effect (Case 1u against Case 1) only when the containers are unlimited, since
+     the IR is against the limited Case 1; the cpu term only when cores are shared (limited
+     containers get disjoint cores). So Case 3b has neither.
 The curve of placement "2" is used when the target shares its container, else that of "3a".
 
 The interval is a Monte Carlo 95 % interval: every input (each point of a curve, each pressure,
@@ -58,16 +63,36 @@ def interpolate(intensity: np.ndarray, degradation: np.ndarray, at) -> np.ndarra
     return fp[rows, j] * (1 - t) + fp[rows, j + 1] * t
 
 
+RULES = ("dominant", "product")
+RULE = "dominant"
+
+
 def combine(degradations) -> np.ndarray:
-    """1 + IR = Π (1 + d). Multiplicative because each resource's loss scales what the others
-    left (running at 80 % of memory bandwidth for half the CPU time gives 40 %, not 30 %), which
-    keeps IR > -1 where a sum could pass it, equals the sum to first order, and is exact for the
-    limit effect: mean_2/mean_1 = (mean_1u/mean_1)·(mean_2/mean_1u) (split.tsv's decomposition).
-    For lower-is-better metrics, whose IR is 1 - mean/baseline, it holds to first order only."""
+    """1 + IR = Π (1 + d). Multiplicative because each factor's loss scales what the others left
+    (running at 80 % of memory bandwidth for half the CPU time gives 40 %, not 30 %), which keeps
+    IR > -1 where a sum could pass it, equals the sum to first order, and is exact for the limit
+    effect: mean_2/mean_1 = (mean_1u/mean_1)·(mean_2/mean_1u) (split.tsv's decomposition). For
+    lower-is-better metrics, whose IR is 1 - mean/baseline, it holds to first order only."""
     product = 1.0
     for d in degradations:
         product = product * (1 + np.asarray(d, float))
     return np.asarray(product - 1)
+
+
+def dominant(degradations) -> np.ndarray:
+    """Per draw, the term of largest size (a slowdown or a gain): the resource that limits."""
+    terms = np.asarray(np.broadcast_arrays(*[np.asarray(d, float) for d in degradations]))  # (terms, ...)
+    pick = np.argmax(np.abs(terms), axis=0)
+    return np.take_along_axis(terms, pick[None, ...], axis=0)[0]
+
+
+def resource_term(degradations: list, rule: str) -> np.ndarray:
+    """d of 1 + IR = (1 + limit effect) · (1 + d), by the combination rule (the module's doc)."""
+    if rule not in RULES:
+        raise ValueError(f"unknown combination rule {rule!r}; known: {', '.join(RULES)}")
+    if not degradations:
+        return np.asarray(0.0)
+    return combine(degradations) if rule == "product" else dominant(degradations)
 
 
 @dataclass
@@ -80,20 +105,26 @@ class Prediction:
 
 
 def predict_member(
-    profiles: Profiles, target: str, metric: str, together=(), apart=(), limited: bool = False
+    profiles: Profiles,
+    target: str,
+    metric: str,
+    together=(),
+    apart=(),
+    limited: bool = False,
+    rule: str = RULE,
 ) -> Prediction:
     """The target's IR against its Case 1 with `together` in its container and `apart` in other
     containers (all limited or all unlimited)."""
     placement = "2" if together else "3a"
     shared = [(p, "2") for p in together] + [(p, "3a") for p in apart]
-    point_factors, drawn_factors, missing = [], [], []
+    point_factors, drawn_factors, missing = [], [], []  # the resources' terms
+    limit_point, limit_drawn = 0.0, np.zeros(profiles.n_draws)
     if not limited:
         limit = profiles.limit_of(target, metric)
         if limit is None:
             missing.append(f"no limit effect of {target} ({metric})")
         else:
-            point_factors.append(limit[0])
-            drawn_factors.append(limit[1])
+            limit_point, limit_drawn = limit
     profiled = profiles.profiled_resources()
     for resource in RESOURCES:
         if resource not in profiled:
@@ -122,11 +153,12 @@ def predict_member(
         drawn_factors.append(interpolate(x, drawn, total_drawn))
     if missing:
         return Prediction(np.nan, np.nan, np.nan, np.full(profiles.n_draws, np.nan), "; ".join(missing))
-    draws = combine(drawn_factors) + np.zeros(profiles.n_draws)
+    point = combine([limit_point, resource_term(point_factors, rule)])
+    draws = combine([limit_drawn, resource_term(drawn_factors, rule)]) + np.zeros(profiles.n_draws)
     low, high = np.quantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
     left_out = [r for r in RESOURCES if r not in profiled]
     note = f"not profiled, left out: {', '.join(left_out)}" if left_out else ""
-    return Prediction(float(combine(point_factors)), float(low), float(high), draws, note)
+    return Prediction(float(point), float(low), float(high), draws, note)
 
 
 def partner_label(members, target: str) -> str:
@@ -136,7 +168,9 @@ def partner_label(members, target: str) -> str:
     return "+".join(sorted(others))
 
 
-def predict_group(profiles: Profiles, case: str, members, metrics: dict | None = None) -> list[dict]:
+def predict_group(
+    profiles: Profiles, case: str, members, metrics: dict | None = None, rule: str = RULE
+) -> list[dict]:
     """Rows (PREDICTION_COLUMNS) for each distinct member of a pair or triple in case 2, 3a or 3b;
     every metric of its sensitivity curves, or metrics[target] only."""
     together, limited = CASE_LAYOUT[case]
@@ -145,15 +179,19 @@ def predict_group(profiles: Profiles, case: str, members, metrics: dict | None =
         partners = partner_label(members, target).split("+")
         for metric in [metrics[target]] if metrics else profiles.metrics_of(target):
             inside, outside = (partners, ()) if together else ((), partners)
-            p = predict_member(profiles, target, metric, inside, outside, limited)
+            p = predict_member(profiles, target, metric, inside, outside, limited, rule)
             row = {"case": case, "target": target, "partner": "+".join(partners), "metric": metric}
             rows.append(row | {"ir": p.ir, "ir_low": p.low, "ir_high": p.high, "reason": p.reason})
     return rows
 
 
-def predict_all(profiles: Profiles, microservices=None, size: int = 2, cases=CASES) -> pd.DataFrame:
+def predict_all(
+    profiles: Profiles, microservices=None, size: int = 2, cases=CASES, rule: str = RULE
+) -> pd.DataFrame:
     """Every pair (size 2, self-pairs included) or triple of the profiled microservices."""
     names = microservices or sorted(set(profiles.sensitivity.microservice))
     groups = itertools.combinations_with_replacement(names, size)
-    rows = [row for group in groups for case in cases for row in predict_group(profiles, case, group)]
+    rows = [
+        row for group in groups for case in cases for row in predict_group(profiles, case, group, rule=rule)
+    ]
     return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)

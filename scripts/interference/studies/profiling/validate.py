@@ -3,13 +3,14 @@ measured (results/stats/pairs/interference.tsv), which never enter the predictio
 
 validation_rows: per (case, target, partner, metric), the measured IR with its CI beside the
 predicted IR with its interval, the error, whether the measurement lies inside the prediction's
-interval, and the naive predictor "the case's mean measured IR" left-one-out (its mean over the
-case's other (case, target, partner) units, so it never sees the pair it predicts).
+interval, the first model's prediction (predict.py's "product" rule, kept to compare), and the
+naive predictor "the case's mean measured IR" left-one-out (its mean over the case's other
+(case, target, partner) units, so it never sees the pair it predicts).
 
 summary: mean absolute error (IR percentage points), sign accuracy (over rows whose measured IR is
-at least 5 % away from 0) and Spearman's rho, for the profile predictor and for two naive ones
-(IR = 0; the case's left-one-out mean); and the paired difference of mean absolute errors, the
-predictor's minus each naive one's (< 0: the predictor is better). Each with a 95 % bootstrap CI
+at least 5 % away from 0) and Spearman's rho, for the profile predictor, the first model and two
+naive ones (IR = 0; the case's left-one-out mean); and the paired difference of mean absolute
+errors, the predictor's minus each other one's (< 0: the predictor is better). Each with a 95 % bootstrap CI
 (scipy.stats.bootstrap, BCa, else percentile) that resamples units, a unit being one (case,
 target, partner) with all its metrics' rows, since a unit's metrics come from the same runs.
 Per case and over all cases; every predictor is scored on the same rows (both IRs known).
@@ -32,10 +33,16 @@ UNIT = ["case", "target", "partner"]
 SIGN_THRESHOLD = 0.05  # a measured |IR| below 5 % has no sign worth predicting
 SEED = 20240601
 N_RESAMPLES = 2000
-PREDICTORS = {"profile": "ir_predicted", "zero": "ir_zero", "case_mean_loo": "ir_case_mean_loo"}
+PREDICTORS = {
+    "profile": "ir_predicted",
+    "profile_product": "ir_product",
+    "zero": "ir_zero",
+    "case_mean_loo": "ir_case_mean_loo",
+}
 VALIDATION_COLUMNS = [
     *KEY, "ir_measured", "measured_low", "measured_high", "runs", "ir_predicted", "predicted_low",
-    "predicted_high", "error_pp", "inside_interval", "intervals_overlap", "ir_zero", "ir_case_mean_loo", "reason",
+    "predicted_high", "error_pp", "inside_interval", "intervals_overlap", "ir_product", "ir_zero",
+    "ir_case_mean_loo", "reason",
 ]  # fmt: skip
 SUMMARY_COLUMNS = [
     "scope",
@@ -51,9 +58,16 @@ SUMMARY_COLUMNS = [
 ]
 
 
-def validation_rows(predicted: pd.DataFrame, measured: pd.DataFrame, host=None, runtime=None) -> pd.DataFrame:
+def validation_rows(
+    predicted: pd.DataFrame,
+    measured: pd.DataFrame,
+    host=None,
+    runtime=None,
+    first: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """validation.tsv: every measured concurrent row of one host and runtime (choose them when
-    interference.tsv has several) with its prediction (predict.PREDICTION_COLUMNS)."""
+    interference.tsv has several) with its prediction (predict.PREDICTION_COLUMNS) and the first
+    model's (`first`, the same columns; none: empty)."""
     m = measured.astype({c: str for c in KEY})
     if host is not None:
         m = m[m.host.astype(str) == str(host)]
@@ -76,6 +90,11 @@ def validation_rows(predicted: pd.DataFrame, measured: pd.DataFrame, host=None, 
     rows["intervals_overlap"] = (rows.measured_low <= rows.predicted_high) & (
         rows.predicted_low <= rows.measured_high
     )
+    if first is not None:
+        f = first.astype({c: str for c in KEY})[KEY + ["ir"]].rename(columns={"ir": "ir_product"})
+        rows = rows.merge(f, on=KEY, how="left", validate="one_to_one")
+    else:
+        rows["ir_product"] = np.nan
     rows["ir_zero"] = 0.0
     rows["ir_case_mean_loo"] = case_mean_left_one_out(rows)
     return rows.sort_values(KEY, ignore_index=True)[VALIDATION_COLUMNS]
@@ -169,6 +188,8 @@ def _scope_rows(scope: str, part: pd.DataFrame, seed: int, n_resamples: int) -> 
     out = []
     for name, column in PREDICTORS.items():
         p = part[column].to_numpy(float)
+        if np.isnan(p).all():
+            continue  # a predictor not given (the first model, when not asked for)
         for measure in MEASURES:
             out.append(_row(scope, name, measure, score(p, measure), n_units, len(part), seed, n_resamples))
         if name != "profile":
@@ -212,7 +233,7 @@ def failures(rows: pd.DataFrame) -> pd.DataFrame:
     return bad.reset_index(drop=True)
 
 
-def validate(predicted, measured, host=None, runtime=None, seed=SEED, n_resamples=N_RESAMPLES):
-    """(validation.tsv rows, the summary table, the failures)."""
-    rows = validation_rows(predicted, measured, host, runtime)
+def validate(predicted, measured, host=None, runtime=None, seed=SEED, n_resamples=N_RESAMPLES, first=None):
+    """(validation.tsv rows, the summary table, the failures); `first`: the first model's predictions."""
+    rows = validation_rows(predicted, measured, host, runtime, first)
     return rows, summary(rows, seed, n_resamples), failures(rows)
