@@ -98,8 +98,14 @@ def start_run_case(settings: dict, images, meta, stdout=None) -> subprocess.Pope
         "--images",
         *map(str, images),
     ]
+    # In the folder above the run's (its durations ledger, results/durations/, lands there: not
+    # in the repository's results, where the other test process's runners would write too).
     return subprocess.Popen(
-        [__import__("sys").executable, *argv, "--meta", str(meta)], env=env, stdout=stdout, text=True
+        [__import__("sys").executable, *argv, "--meta", str(meta)],
+        env=env,
+        stdout=stdout,
+        text=True,
+        cwd=Path(meta).resolve().parent.parent,
     )
 
 
@@ -134,12 +140,17 @@ def run_report(workdir: Path, config: dict, timeout: float = 1800, target: str =
 
 
 def runtime_leftovers(run_id: str | None = None) -> list[str]:
-    """What any runtime's run (or the run `run_id`: what carries its id) left: Podman's labelled
-    containers, networks and volumes; bare metal's cgroups and mounts; LXC's and the VMs'
+    """What any runtime's run (or the run `run_id`: what carries its id) left: Docker's labelled
+    networks and volumes; Podman's labelled containers, networks and volumes; bare metal's cgroups and mounts; LXC's and the VMs'
     commands, bridges and taps; nested children's cgroups; qemu processes; OVS switches, nested
     parents' bridges and the network study's host-side servers; the ping-pong study's hosts and
     services. (Nested parents are Docker containers: leftover_containers finds them.)"""
     left = []
+    for kind in ("network", "volume"):  # Docker's containers: leftover_containers
+        r = subprocess.run(
+            ["docker", kind, "ls", "-q", "--filter", run_label(run_id)], capture_output=True, text=True
+        )
+        left += [f"docker {kind} {x}" for x in r.stdout.split()]
     if shutil.which("podman"):
         for kind in ("container", "network", "volume"):
             argv = ["podman", kind, "ls", "-q", "--filter", run_label(run_id)]
@@ -172,7 +183,8 @@ def runtime_leftovers(run_id: str | None = None) -> list[str]:
         ["pgrep", "-a", "-f", "microservices/HP/pingpong"], capture_output=True, text=True
     )
     left += [f"process {line}" for line in services.stdout.splitlines()]
-    return [x for x in left if x.startswith("podman") or run_id in x] if run_id else left
+    labelled = ("podman ", "docker ")  # found by the run's label already
+    return [x for x in left if x.startswith(labelled) or run_id in x] if run_id else left
 
 
 # The tests run on two processes (make test: pytest-xdist, --dist loadfile), a file with its

@@ -117,14 +117,21 @@ def test_case_2_multiplies_the_limit_effect_by_the_dominant_resource():
     assert first.ir == pytest.approx(1.1 * 0.8 * 0.9 - 1)
 
 
-def test_the_dominant_term_is_chosen_per_draw_and_a_rule_must_be_known():
-    # Two resources over two draws: draw 0 -0.1 / -0.2 -> -0.2; draw 1 -0.3 / +0.1 -> -0.3.
-    got = predict.dominant([np.array([-0.1, -0.3]), np.array([-0.2, 0.1])])
-    assert got == pytest.approx([-0.2, -0.3])
-    assert predict.dominant([-0.1, 0.25]) == pytest.approx(0.25)  # a gain can dominate too
-    assert predict.resource_term([], "dominant") == 0.0
+def test_the_dominant_resource_is_chosen_at_the_central_values_and_a_rule_must_be_known():
+    # Two resources: central -0.1 and -0.2 -> the second, with its own draws (even where a draw
+    # of the first is larger: the interval stays centred on the point).
+    point, draws = predict.resource_term(
+        [-0.1, -0.2], [np.array([-0.1, -0.4]), np.array([-0.2, -0.25])], "dominant"
+    )
+    assert point == pytest.approx(-0.2) and draws == pytest.approx([-0.2, -0.25])
+    assert predict.resource_term([-0.1, 0.25], [-0.1, 0.25], "dominant")[0] == pytest.approx(
+        0.25
+    )  # a gain too
+    point, draws = predict.resource_term([-0.1, -0.2], [np.array([-0.1]), np.array([-0.2])], "product")
+    assert point == pytest.approx(0.9 * 0.8 - 1) and draws == pytest.approx([0.9 * 0.8 - 1])
+    assert predict.resource_term([], [], "dominant")[0] == 0.0
     with pytest.raises(ValueError, match="unknown combination rule 'sum'"):
-        predict.resource_term([-0.1], "sum")
+        predict.resource_term([-0.1], [-0.1], "sum")
 
 
 def test_pressures_of_a_triple_add_on_each_resource():

@@ -109,3 +109,36 @@ def registry(containers_dir: Path = CONTAINERS_DIR) -> dict[str, Microservice]:
             raise ValueError(f"microservice id {ms.id} declared twice: {path} and {found[ms.id].folder}")
         found[ms.id] = ms
     return found
+
+
+def sizes_properties(set_per_run: dict[str, tuple] | None = None) -> dict:
+    """The config schema's `sizes` properties of a study: for each microservice an object of its
+    declared parameters (without the environment names they reach it by), less those the study
+    sets per run (`set_per_run`: id -> parameter names)."""
+    drop = set_per_run or {}
+    return {
+        ms.id: {
+            "type": "object",
+            "additionalProperties": False,
+            "default": {},
+            "properties": {
+                k: {kk: vv for kk, vv in v.items() if kk != "env"}
+                for k, v in ms.parameters.items()
+                if k not in drop.get(ms.id, ())
+            },
+        }
+        for ms in registry().values()
+    }
+
+
+def unknown_in(names: list[str], key: str, excluded=()) -> str | None:
+    """What is wrong with the first name of `names` (the config's list at `key`) that is no
+    declared microservice; None if all are known."""
+    known = sorted(set(registry()) - set(excluded))
+    for i, name in enumerate(names):
+        if name not in registry():
+            return (
+                f"key {key}[{i}] has the unknown microservice {name!r}; known: {', '.join(known)} "
+                "(each is a containers/<folder>/microservice.yaml)"
+            )
+    return None

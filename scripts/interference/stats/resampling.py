@@ -24,31 +24,40 @@ def rng_for(seed: int, key: tuple) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32("\t".join(map(str, key)).encode())])
 
 
-def bootstrap_ci(
-    x, base, statistic, n_resamples: int, seed: int, key: tuple
-) -> tuple[float, float, str, str]:
-    """95% CI of statistic(x, base) by resampling both groups independently: (low, high,
-    method, reason). BCa first; when BCa is undefined (degenerate, e.g. zero variance) the
-    percentile interval."""
+def bca_else_percentile(data: tuple, statistic, n_resamples: int, seed: int, key: tuple, **options):
+    """scipy's 95 % bootstrap interval of statistic(*data): BCa, else the percentile interval when
+    BCa is undefined (degenerate, e.g. zero variance). (low, high, "bca" | "percentile" | "",
+    the reasons a method was passed over); `options` go to scipy.stats.bootstrap."""
     reasons = []
     for method in ("BCa", "percentile"):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             res = stats.bootstrap(
-                (np.asarray(x, float), np.asarray(base, float)),
+                data,
                 statistic,
                 n_resamples=n_resamples,
-                paired=False,
-                vectorized=True,
                 confidence_level=CONFIDENCE,
                 method=method,
                 rng=rng_for(seed, key),
+                **options,
             )
         low, high = res.confidence_interval
         if np.isfinite(low) and np.isfinite(high):
-            return float(low), float(high), f"bootstrap_{method.lower()}_{n_resamples}", _join(reasons)
+            return float(low), float(high), method.lower(), reasons
         reasons.append(f"bootstrap {method} interval undefined")
-    return np.nan, np.nan, "", _join(reasons)
+    return np.nan, np.nan, "", reasons
+
+
+def bootstrap_ci(
+    x, base, statistic, n_resamples: int, seed: int, key: tuple
+) -> tuple[float, float, str, str]:
+    """95% CI of statistic(x, base) by resampling both groups independently: (low, high,
+    method, reason), by bca_else_percentile."""
+    data = (np.asarray(x, float), np.asarray(base, float))
+    low, high, method, reasons = bca_else_percentile(
+        data, statistic, n_resamples, seed, key, paired=False, vectorized=True
+    )
+    return low, high, f"bootstrap_{method}_{n_resamples}" if method else "", _join(reasons)
 
 
 def relative_change(mean: float, baseline_mean: float, higher_is_better: bool) -> float:

@@ -19,7 +19,9 @@ estimates."""
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
+import os
 import statistics
 import sys
 import threading
@@ -63,10 +65,10 @@ def record(meta: dict, results: Path = Path("results")) -> None:
     s = meta["settings"]
     path = ledger_path(results, s["host"])
     path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.exists()
     with path.open("a", newline="") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # runners ending at once: one header, whole lines
         w = csv.writer(f, delimiter="\t", lineterminator="\n")
-        if new:
+        if os.fstat(f.fileno()).st_size == 0:
             w.writerow(LEDGER_COLUMNS)
         w.writerow(
             [settings_id(s), s["study"], s["runtime"], s["key"], s["repetition"]]

@@ -75,3 +75,11 @@ class RemoteServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+        # srun returns before the node has ended the job's processes (Slurm's KillWait): the run
+        # is cleaned up, and may release the measurement lock, once the job is no longer listed.
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            r = subprocess.run(["squeue", "-h", "-n", self.name], capture_output=True, text=True)
+            if r.returncode == 0 and not r.stdout.strip():
+                return
+            time.sleep(0.5)

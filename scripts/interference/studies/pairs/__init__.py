@@ -15,6 +15,7 @@ import yaml
 
 from interference import REPO_ROOT
 from interference.core.microservices import registry as microservices
+from interference.core.microservices import sizes_properties, unknown_in
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import cases, duration, finding_needs, schemas
 from interference.studies.pairs.records import PairKey
@@ -104,27 +105,12 @@ class PairsStudy(Study):
         schema = yaml.safe_load((HERE / "schema.yaml").read_text())
         sizes = schema["properties"]["sizes"]
         sizes["additionalProperties"] = False
-        sizes["properties"] = {
-            ms.id: {
-                "type": "object",
-                "additionalProperties": False,
-                "default": {},
-                "properties": {
-                    k: {kk: vv for kk, vv in v.items() if kk != "env"} for k, v in ms.parameters.items()
-                },
-            }
-            for ms in microservices().values()
-        }
+        sizes["properties"] = sizes_properties()
         return schema
 
     def check(self, cfg: dict) -> None:
-        known = microservices()
-        for i, ms in enumerate(cfg["microservices"]):
-            if ms not in known:
-                raise StudyConfigError(
-                    f"key studies.pairs.microservices[{i}] has the unknown microservice {ms!r}; "
-                    f"known: {', '.join(sorted(known))} (each is a containers/<folder>/microservice.yaml)"
-                )
+        if problem := unknown_in(cfg["microservices"], "studies.pairs.microservices"):
+            raise StudyConfigError(problem)
         for i, pair in enumerate(cfg.get("pairs", [])):
             strangers = [m for m in cases.members_of(pair) if m not in cfg["microservices"]]
             if strangers:

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from interference.core.microservices import registry as microservices
+from interference.core.microservices import sizes_properties, unknown_in
 from interference.core.table_schema import INTEGER, NUMBER, TEXT, TableSchema
 from interference.stats.described import DESCRIBED
 from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
@@ -149,29 +150,13 @@ class ProfilingStudy(Study):
         schema = copy.deepcopy(self.schema)
         sizes = schema["properties"]["sizes"]
         sizes["additionalProperties"] = False
-        sizes["properties"] = {
-            ms.id: {
-                "type": "object",
-                "additionalProperties": False,
-                "default": {},
-                "properties": {
-                    k: {kk: vv for kk, vv in v.items() if kk != "env"}
-                    for k, v in ms.parameters.items()
-                    if k not in PER_RUN.get(ms.id, ())
-                },
-            }
-            for ms in microservices().values()
-        }
+        sizes["properties"] = sizes_properties(PER_RUN)
         return schema
 
     def check(self, cfg: dict) -> None:
-        known = microservices()
+        if problem := unknown_in(cfg["microservices"], "studies.profiling.microservices", excluded=PER_RUN):
+            raise StudyConfigError(problem)
         for i, ms in enumerate(cfg["microservices"]):
-            if ms not in known:
-                raise StudyConfigError(
-                    f"key studies.profiling.microservices[{i}] has the unknown microservice {ms!r}; "
-                    f"known: {', '.join(sorted(set(known) - set(PER_RUN)))}"
-                )
             if ms in PER_RUN:
                 raise StudyConfigError(
                     f"key studies.profiling.microservices[{i}] has the value {ms!r}, the study's own "

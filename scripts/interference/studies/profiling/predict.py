@@ -79,20 +79,19 @@ def combine(degradations) -> np.ndarray:
     return np.asarray(product - 1)
 
 
-def dominant(degradations) -> np.ndarray:
-    """Per draw, the term of largest size (a slowdown or a gain): the resource that limits."""
-    terms = np.asarray(np.broadcast_arrays(*[np.asarray(d, float) for d in degradations]))  # (terms, ...)
-    pick = np.argmax(np.abs(terms), axis=0)
-    return np.take_along_axis(terms, pick[None, ...], axis=0)[0]
-
-
-def resource_term(degradations: list, rule: str) -> np.ndarray:
-    """d of 1 + IR = (1 + limit effect) · (1 + d), by the combination rule (the module's doc)."""
+def resource_term(points: list, draws: list, rule: str) -> tuple[float, np.ndarray]:
+    """d of 1 + IR = (1 + limit effect) · (1 + d) by the combination rule (the module's doc), at the
+    inputs' central values and per draw. "dominant": the resource whose central term is of
+    largest size, with that resource's draws (a maximum taken per draw would sit beyond the
+    central one wherever terms are alike, putting the point at the interval's edge)."""
     if rule not in RULES:
         raise ValueError(f"unknown combination rule {rule!r}; known: {', '.join(RULES)}")
-    if not degradations:
-        return np.asarray(0.0)
-    return combine(degradations) if rule == "product" else dominant(degradations)
+    if not points:
+        return 0.0, np.asarray(0.0)
+    if rule == "product":
+        return float(combine(points)), combine(draws)
+    k = int(np.argmax(np.abs(points)))
+    return float(points[k]), np.asarray(draws[k], float)
 
 
 @dataclass
@@ -153,8 +152,9 @@ def predict_member(
         drawn_factors.append(interpolate(x, drawn, total_drawn))
     if missing:
         return Prediction(np.nan, np.nan, np.nan, np.full(profiles.n_draws, np.nan), "; ".join(missing))
-    point = combine([limit_point, resource_term(point_factors, rule)])
-    draws = combine([limit_drawn, resource_term(drawn_factors, rule)]) + np.zeros(profiles.n_draws)
+    term_point, term_draws = resource_term(point_factors, drawn_factors, rule)
+    point = combine([limit_point, term_point])
+    draws = combine([limit_drawn, term_draws]) + np.zeros(profiles.n_draws)
     low, high = np.quantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
     left_out = [r for r in RESOURCES if r not in profiled]
     note = f"not profiled, left out: {', '.join(left_out)}" if left_out else ""

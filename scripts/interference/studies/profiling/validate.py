@@ -19,14 +19,11 @@ failures: the rows whose measured IR lies outside the prediction's interval, nam
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from interference.stats.descriptive import CONFIDENCE
-from interference.stats.resampling import rng_for
+from interference.stats.resampling import bca_else_percentile
 
 KEY = ["case", "target", "partner", "metric"]
 UNIT = ["case", "target", "partner"]
@@ -148,27 +145,22 @@ def measures(measured, predicted, weights=None) -> dict[str, float]:
 
 def unit_bootstrap(statistic, n_units: int, seed: int, key: tuple, n_resamples: int):
     """95 % CI of statistic(counts), counts = how often each unit is drawn; (low, high, method)."""
-    for method in ("BCa", "percentile"):
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            res = stats.bootstrap(
-                (np.arange(n_units),),
-                lambda units: statistic(np.bincount(units, minlength=n_units)),
-                n_resamples=n_resamples,
-                vectorized=False,
-                confidence_level=CONFIDENCE,
-                method=method,
-                rng=rng_for(seed, key),
-            )
-        low, high = res.confidence_interval
-        if np.isfinite(low) and np.isfinite(high):
-            return float(low), float(high), f"bootstrap_units_{method.lower()}_{n_resamples}"
-    return np.nan, np.nan, ""
+    low, high, method, _ = bca_else_percentile(
+        (np.arange(n_units),),
+        lambda units: statistic(np.bincount(units, minlength=n_units)),
+        n_resamples,
+        seed,
+        key,
+        vectorized=False,
+    )
+    return low, high, f"bootstrap_units_{method}_{n_resamples}" if method else ""
 
 
 def summary(rows: pd.DataFrame, seed: int = SEED, n_resamples: int = N_RESAMPLES) -> pd.DataFrame:
     """The summary table (SUMMARY_COLUMNS), over all cases and per case."""
-    scored = rows.dropna(subset=["ir_measured", "ir_predicted", "ir_case_mean_loo"])
+    needed = ["ir_measured", "ir_predicted", "ir_case_mean_loo"]
+    needed += ["ir_product"] if rows.ir_product.notna().any() else []  # every predictor on the same rows
+    scored = rows.dropna(subset=needed)
     scopes = [("all", scored), *((f"case {c}", g) for c, g in scored.groupby("case"))]
     out = [row for scope, part in scopes for row in _scope_rows(scope, part, seed, n_resamples)]
     return pd.DataFrame(out, columns=SUMMARY_COLUMNS)
