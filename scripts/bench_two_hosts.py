@@ -89,7 +89,10 @@ def one_invocation(out: Path, name: str, extra: list[str], config: Path = CONFIG
         if "edge" in yaml.safe_load(config.read_text())["run_on"]
         else []
     )
-    edge = EdgeNode(cpuset="0", shared=[work], preload=refs)  # edge_host.sh's core and memory
+    # edge_host.sh's core and memory; both nodes measuring at once (--parallel) needs the edge's
+    # own measurement lock.
+    both = "measurement=2" in extra
+    edge = EdgeNode(cpuset="0", shared=[work], preload=refs, share_lock=not both)
     t0 = time.time()
     with LocalCluster(out / f"{name}-slurm", node="fog", edge=edge) as env:
         up = time.time() - t0

@@ -8,8 +8,8 @@ its venv), the Python the venv was made from, the working folders given, and the
 folder. Its engine cannot reach a mirror (no NAT inside), so the images its runs use are copied
 into it from this machine's engine (saved and loaded: ids unchanged), as the images a node
 already holds; the pipeline's build step on the node then finds them (recorded as reused).
-Its runs take this machine's measurement lock (the file bind-mounted at its path): the node is
-this machine's cores, so its measurements must not overlap this machine's.
+Its runs take this machine's measurement lock (the file bind-mounted at its path; share_lock):
+the node is this machine's cores, so its measurements must not overlap this machine's.
 Everything it made (the container, its engine's volume, the cgroups) is removed by stop()."""
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ class EdgeNode:
         shared: list[Path] = (),
         preload: list[str] = (),
         base_image: str = "debian:bookworm-slim",
+        share_lock: bool = True,
     ):
         self.name, self.cpuset, self.memory = name, cpuset, memory
+        self.share_lock = share_lock
         self.shared = [Path(p).resolve() for p in shared]
         self.preload = list(preload)
         self.base_image = base_image
@@ -91,8 +93,9 @@ class EdgeNode:
                 "-v", f"{etc}:/etc/slurm:ro", "-v", f"{munge_key}:/run/host-munge.key:ro"]  # fmt: skip
         for m in dict.fromkeys(mounts):
             argv += ["-v", f"{m}:{m}" + (":ro" if m in (REPO_ROOT, python) else "")]
-        Path(LOCK_PATH).touch()  # a missing source would be made a folder
-        argv += ["-v", f"{LOCK_PATH}:{LOCK_PATH}"]
+        if self.share_lock:
+            Path(LOCK_PATH).touch()  # a missing source would be made a folder
+            argv += ["-v", f"{LOCK_PATH}:{LOCK_PATH}"]
         r = _docker(*argv, image, f"/{self.group}/inner")
         if r.returncode != 0:
             raise RuntimeError(f"starting node {self.name} failed: {r.stderr.strip()}")
