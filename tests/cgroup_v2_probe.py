@@ -105,11 +105,7 @@ def probe(repo: Path, out: Path, seen: dict) -> None:
     seen["busy_process_folders"] = {k: str(v) for k, v in dirs.items()}
     with telemetry.Sampler(out.parent / "telemetry.tsv", 0.5, lambda name: busy.pid) as sampler:
         sampler.watch("busy")
-        # Two samples after the watch (the one under way may have begun before it), however slow
-        # the guest: the interval read below starts after a sample of busy.
-        watched, deadline = sampler.samples, time.time() + 60
-        while sampler.samples < watched + 2 and time.time() < deadline:
-            time.sleep(0.05)
+        sampler.wait_samples()  # the interval read below starts after a sample of busy
         seen["counters_first"] = telemetry.cgroup_counters(dirs)
         seen["first_at"] = time.time()
         time.sleep(2.5)  # 25 CFS periods: a busy loop on half a core is throttled in each
@@ -122,9 +118,7 @@ def probe(repo: Path, out: Path, seen: dict) -> None:
         # Removed with the busy child still running, as at the end of a run.
         seen["removed"] = [str(f) for f in cgroups.kill_and_remove(NAME)]
         seen["removed_at"] = time.time()
-        removed, deadline = sampler.samples, time.time() + 60
-        while sampler.samples < removed + 2 and time.time() < deadline:  # the host goes on, the entity not
-            time.sleep(0.05)
+        sampler.wait_samples()  # the host goes on, the entity not
     seen["samples"] = sampler.samples
     seen["sampler_still_watching"] = sorted(sampler.dirs)
     seen["busy_returncode"] = busy.wait(timeout=30)

@@ -118,3 +118,16 @@ def test_a_study_table_named_like_the_workflows_own_is_refused():
     studies.check_study(studies.get("scaling").__class__, {}, "test")  # the shipped ones pass
     with pytest.raises(ValueError, match="defined twice"):
         studies.check_study(Clashing, {"clashing": None}, "test")
+
+
+def test_the_reserved_names_are_the_files_the_workflow_writes_beside_a_studys_tables():
+    """GENERIC_TABLES is kept by hand: it must name what the rules write under results/stats/{study}/
+    (the study's own summary, which changes.smk reads, aside)."""
+    import re
+
+    from conftest import REPO
+    from interference.studies.base import GENERIC_TABLES
+
+    text = "".join(p.read_text() for p in (REPO / "workflow" / "rules").glob("*.smk"))
+    written = set(re.findall(r"results/stats/\{study\}/(\w+)\.tsv", text)) - {"summary"}
+    assert written == GENERIC_TABLES

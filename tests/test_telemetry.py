@@ -55,11 +55,7 @@ def test_sampler_sees_a_busy_process_throttled_by_its_quota(tmp_path):
         path = tmp_path / "telemetry.tsv"
         with telemetry.Sampler(path, 0.2, lambda name: proc.pid) as sampler:
             sampler.watch("busy")
-            # Two samples after the watch (the one under way may have begun before it): the
-            # interval below starts after a sample of busy, however slow this machine is.
-            seen, deadline = sampler.samples, time.time() + 30
-            while sampler.samples < seen + 2 and time.time() < deadline:
-                time.sleep(0.05)
+            sampler.wait_samples()  # the interval below starts after a sample of busy
             start = time.time()
             time.sleep(1.5)
             end = time.time()

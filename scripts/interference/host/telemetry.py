@@ -126,6 +126,16 @@ class Sampler:
             self.pending.append(name)
         self.wake.set()
 
+    def wait_samples(self, n: int = 2, timeout_s: float = 60) -> bool:
+        """Wait until n more samples are written (two after a watch(): the one under way may have
+        begun before it); False if the timeout came first."""
+        goal, deadline = self.samples + n, time.time() + timeout_s
+        while self.samples < goal:
+            if time.time() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def _find(self) -> None:
         with self.lock:
             pending, self.pending = self.pending, []

@@ -60,8 +60,7 @@ class RemoteServer:
                 raise RemoteUnavailable(
                     f"the server on {self.node} ended at once: {self.log.read_text()[-500:]}"
                 )
-            r = subprocess.run(["squeue", "-h", "-n", self.name, "-o", "%T"], capture_output=True, text=True)
-            if "RUNNING" in r.stdout:
+            if "RUNNING" in (self._job_states() or []):
                 return
             time.sleep(0.2)
         raise RemoteUnavailable(f"the server job on {self.node} did not start within 150 s")
@@ -78,8 +77,10 @@ class RemoteServer:
         # srun returns before the node has ended the job's processes (Slurm's KillWait): the run
         # is cleaned up, and may release the measurement lock, once the job is no longer listed.
         deadline = time.time() + 60
-        while time.time() < deadline:
-            r = subprocess.run(["squeue", "-h", "-n", self.name], capture_output=True, text=True)
-            if r.returncode == 0 and not r.stdout.strip():
-                return
+        while self._job_states() != [] and time.time() < deadline:
             time.sleep(0.5)
+
+    def _job_states(self) -> list[str] | None:
+        """The states Slurm lists for the server's job ([]: none; None: squeue did not answer)."""
+        r = subprocess.run(["squeue", "-h", "-n", self.name, "-o", "%T"], capture_output=True, text=True)
+        return r.stdout.split() if r.returncode == 0 else None
