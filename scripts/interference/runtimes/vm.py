@@ -1,5 +1,6 @@
 """A KVM virtual machine (`vm`) per container: Debian's qemu-system-x86, a Debian kernel booted
-directly (/boot/vmlinuz-*, package linux-image-amd64) with an initramfs of our own (Debian's
+directly (/boot/vmlinuz-*, package linux-image-amd64; uncompressed at its PVH entry where it has
+one, runtimes/vm_kernel.py) with an initramfs of our own (Debian's
 static busybox and that kernel's virtio, ext4 and 9p modules: containers/vm/initramfs-init), and
 a virtio disk made from the Docker image's root file system (runtimes/rootfs.py) with the
 guest's init added (containers/vm/init, plumbing with the same busybox). The disk is shared by every guest of an image, opened with snapshot=on: each
@@ -165,7 +166,12 @@ class VmRuntime(VmLifecycle, VmImages, BridgedNetworks, rootfs.ExportedTreeImage
             "os": os.uname().sysname,
             "details": {
                 "acceleration": "{} ({})".format(*self.accel()),
-                "guest kernel": f"{self.kernel_version}, with the runtime's own initramfs",
+                "guest kernel": f"{self.kernel_version}, with the runtime's own initramfs"
+                + (
+                    ", booted uncompressed at its PVH entry"
+                    if "vmlinux-" in Path(self._boot_kernel()).name
+                    else ""
+                ),
                 "guests": "one VM per container, booted for it (Case 1: one boot per iteration)",
                 "limits": "vCPUs and RAM of the guest; qemu in a host cgroup with the cpuset and quota",
                 "guest cgroups": GUEST_CGROUPS[self.o["guest_cgroup"]][0],

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from interference import REPO_ROOT
-from interference.runtimes import rootfs
+from interference.runtimes import rootfs, vm_kernel
 from interference.runtimes.base import RuntimeUnavailable
 
 GUEST_INIT = REPO_ROOT / "containers" / "vm" / "init"
@@ -45,7 +45,9 @@ class VmImages:
 
     disk_dir: Path
     rootfs_dir: Path
+    kernel: str
     kernel_version: str
+    _kernel_booted: str | None = None
 
     def _disk(self, ref: str) -> Path:
         return self.disk_dir / (rootfs.folder_of(Path("/"), ref).name + ".img")
@@ -84,6 +86,12 @@ class VmImages:
         shutil.rmtree(staging)
         disk.with_suffix(".complete").write_text(source["id"] + "\n")
         return f"vmdisk:{disk}"
+
+    def _boot_kernel(self) -> str:
+        """What -kernel gets: the kernel uncompressed at its PVH entry where it has one (vm_kernel.py)."""
+        if self._kernel_booted is None:
+            self._kernel_booted = vm_kernel.boot_kernel(self.kernel, self.disk_dir)
+        return self._kernel_booted
 
     def _initramfs(self) -> Path:
         # The tag: archives made before modules were decompressed are not reused.

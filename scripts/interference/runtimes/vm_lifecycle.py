@@ -83,7 +83,7 @@ class VmLifecycle:
         argv = [
             "qemu-system-x86_64", "-accel", accel, "-cpu", cpu, "-smp", str(vcpus), "-m", f"{mib}M",
             "-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-no-reboot",
-            "-kernel", self.kernel, "-initrd", str(self._initramfs()),
+            "-kernel", self._boot_kernel(), "-initrd", str(self._initramfs()),
             "-append", "console=ttyS0 quiet loglevel=3 panic=-1" + cgroup_args,
             "-drive", f"file={spec.image.removeprefix('vmdisk:')},if=virtio,format=raw,snapshot=on",
             "-virtfs", f"local,path={ctl},mount_tag=ctl,security_model=none",
