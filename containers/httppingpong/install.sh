@@ -5,3 +5,4 @@ set -eu
 here=$(dirname "$0")
 install-microservice HP "$here" gcc libc6-dev apache2-utils
 gcc -O2 -pthread -o /opt/microservices/HP/pingpong "$here/pingpong.c"
+remove-build-packages gcc libc6-dev

@@ -4,3 +4,4 @@ set -eu
 here=$(dirname "$0")
 install-microservice S "$here" gcc libc6-dev libgomp1
 gcc -O3 -fopenmp -o /opt/microservices/S/stream "$here/stream.c" -lm
+remove-build-packages gcc libc6-dev
