@@ -23,9 +23,9 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from interference.host.locks import measurement_lock  # noqa: E402
-from interference.runtimes import ContainerSpec  # noqa: E402
-from interference.runtimes.vm import VmRuntime  # noqa: E402
+from interference.host.locks import measurement_lock
+from interference.runtimes import ContainerSpec
+from interference.runtimes.vm import VmRuntime
 
 KERNELS = ("bzImage", "pvh")
 
@@ -74,7 +74,9 @@ def main() -> None:
     for k in KERNELS:
         x = np.array(took[k])
         lo, hi = interval(x)
-        print(f"{k:8s} mean {x.mean():6.2f} s  SD {x.std(ddof=1):5.2f}  95 % CI over boots [{lo:.2f}, {hi:.2f}]")
+        print(
+            f"{k:8s} mean {x.mean():6.2f} s  SD {x.std(ddof=1):5.2f}  95 % CI over boots [{lo:.2f}, {hi:.2f}]"
+        )
     # Paired by round: the two boots of a round are next to each other, in a random order.
     d = np.array(took["bzImage"]) - np.array(took["pvh"])
     lo, hi = interval(d)

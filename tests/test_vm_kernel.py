@@ -5,10 +5,11 @@ import glob
 import lzma
 import struct
 import zlib
+from pathlib import Path
 
 import pytest
-
 from interference.runtimes import vm_kernel
+from interference.runtimes.vm_image import newest
 
 
 def elf_with_notes(*notes: tuple[bytes, int]) -> bytes:
@@ -53,13 +54,13 @@ def test_a_kernel_without_the_entry_boots_as_it_is_and_the_answer_is_kept(tmp_pa
     with_entry.write_bytes(b"setup" + lzma.compress(elf_with_notes((b"Xen", 18)), format=lzma.FORMAT_XZ))
     booted = vm_kernel.boot_kernel(str(with_entry), tmp_path / "cache")
     assert booted.startswith(str(tmp_path / "cache" / "vmlinux-9.8-"))
-    assert open(booted, "rb").read() == elf_with_notes((b"Xen", 18))
+    assert Path(booted).read_bytes() == elf_with_notes((b"Xen", 18))
 
 
 @pytest.mark.skipif(not glob.glob("/boot/vmlinuz-*"), reason="no kernel in /boot")
 def test_this_hosts_kernel_has_a_pvh_entry_where_its_config_says_so():
-    kernel = sorted(glob.glob("/boot/vmlinuz-*"))[-1]
-    config = kernel.replace("vmlinuz-", "config-")
-    elf = vm_kernel.payload(open(kernel, "rb").read())
+    kernel = Path(newest("/boot/vmlinuz-*"))
+    config = kernel.with_name(kernel.name.replace("vmlinuz-", "config-"))
+    elf = vm_kernel.payload(kernel.read_bytes())
     assert elf is not None
-    assert vm_kernel.has_pvh_entry(elf) == ("CONFIG_PVH=y" in open(config).read())
+    assert vm_kernel.has_pvh_entry(elf) == ("CONFIG_PVH=y" in config.read_text())
