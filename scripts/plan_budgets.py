@@ -1,0 +1,51 @@
+"""What a budget buys on this host: the findings the plan takes at each budget, and the minutes
+every testable finding would need, per study (steps/plan.py with the studies' models scaled by
+this host's probe, as `make paper` plans). Nothing runs and nothing is
+written; the probe takes about a second unless this boot has one; the planning about a minute.
+
+  .venv/bin/python scripts/plan_budgets.py [--config config/config.yaml] [--budgets 45 60 90 120]"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from interference.host.probe import REFERENCE_S, cached_probe
+from interference.steps import plan
+from interference.steps.config import model_seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default="config/config.yaml")
+    ap.add_argument("--budgets", type=float, nargs="+", default=[45, 60, 90, 120])
+    a = ap.parse_args()
+    cfg = yaml.safe_load(Path(a.config).read_text())
+    # As `make paper` scales them: this host's kept probe, else this machine's (nothing written).
+    scale = cached_probe(Path("results"), cfg.get("host") or socket.gethostname(), keep=False) / REFERENCE_S
+    seconds = lambda c: model_seconds(c, scale)
+    print(f"models scaled x{scale:.2f} to this host (its probe)")
+    every = plan.expand({**cfg, "budget_min": None}, seconds, scale, None)
+    testable = every["findings_plan"]["planned"]
+    print(
+        f"every testable finding ({len(testable)}): {(seconds(every) + plan.FIXED_S) / 60:.1f} min by the models"
+    )
+    for name, part in every["studies"].items():
+        alone = {**every, "studies": {name: part}}
+        print(f"  {name:10s} {seconds(alone) / 60:6.1f} min")
+    for budget in a.budgets:
+        record = plan.expand({**cfg, "budget_min": budget}, seconds, scale, None)["findings_plan"]
+        cheapest = sorted(record["over_budget"].items(), key=lambda kv: kv[1])[:3]
+        nxt = ", ".join(f"{k} +{v:.1f} min" for k, v in cheapest) or "none"
+        print(
+            f"budget {budget:5.0f} min: {len(record['planned']):2d} planned ({record['planned_min']:.1f} min); next: {nxt}"
+        )
+
+
+if __name__ == "__main__":
+    main()
