@@ -167,11 +167,7 @@ class VmRuntime(VmLifecycle, VmImages, BridgedNetworks, rootfs.ExportedTreeImage
             "details": {
                 "acceleration": "{} ({})".format(*self.accel()),
                 "guest kernel": f"{self.kernel_version}, with the runtime's own initramfs"
-                + (
-                    ", booted uncompressed at its PVH entry"
-                    if "vmlinux-" in Path(self._boot_kernel()).name
-                    else ""
-                ),
+                + (", booted uncompressed at its PVH entry" if self._boot_kernel() != self.kernel else ""),
                 "guests": "one VM per container, booted for it (Case 1: one boot per iteration)",
                 "limits": "vCPUs and RAM of the guest; qemu in a host cgroup with the cpuset and quota",
                 "guest cgroups": GUEST_CGROUPS[self.o["guest_cgroup"]][0],

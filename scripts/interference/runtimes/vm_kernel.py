@@ -76,14 +76,15 @@ def boot_kernel(kernel: str, cache_dir: Path) -> str:
     source = Path(kernel)
     if not source.is_file():
         return kernel  # the adapter's availability check names what is missing
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    bzimage = source.read_bytes()
+    digest = hashlib.sha256(bzimage).hexdigest()[:12]
     kept = cache_dir / f"vmlinux-{source.name.removeprefix('vmlinuz-')}-{digest}"
     refused = kept.with_name(kept.name + ".bzimage-only")
     if kept.exists():
         return str(kept)
     if refused.exists():
         return kernel
-    elf = payload(source.read_bytes())
+    elf = payload(bzimage)
     cache_dir.mkdir(parents=True, exist_ok=True)
     if elf is None or not has_pvh_entry(elf):
         refused.write_text("no PVH entry or no payload Python decompresses: the bzImage boots\n")
