@@ -1,6 +1,6 @@
 """What a budget buys on this host: the findings the plan takes at each budget, and the minutes
-every testable finding would need, per study (steps/plan.py with the studies' models scaled by
-this host's probe, as `make paper` plans). Nothing runs and nothing is
+every testable finding would need, per study (steps/plan.py with the studies' models scaled to
+this host as `make paper` plans: its kept scale, else its earlier runs, else its probe). Nothing runs and nothing is
 written; the probe takes about a second unless this boot has one; the planning about a minute.
 
   .venv/bin/python scripts/plan_budgets.py [--config config/config.yaml] [--budgets 45 60 90 120]"""
@@ -15,8 +15,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from interference.host.probe import REFERENCE_S, cached_probe
-from interference.steps import plan
+from interference.steps import estimate, plan
 from interference.steps.config import model_seconds
 
 
@@ -26,10 +25,11 @@ def main() -> None:
     ap.add_argument("--budgets", type=float, nargs="+", default=[45, 60, 90, 120])
     a = ap.parse_args()
     cfg = yaml.safe_load(Path(a.config).read_text())
-    # As `make paper` scales them: this host's kept probe, else this machine's (nothing written).
-    scale = cached_probe(Path("results"), cfg.get("host") or socket.gethostname(), keep=False) / REFERENCE_S
+    # As `make paper` scales them: this host's kept scale, else its history or probe (nothing written).
+    said = estimate.host_scale(Path("results"), cfg.get("host") or socket.gethostname(), keep=False)
+    scale = said.factor
     seconds = lambda c: model_seconds(c, scale)
-    print(f"models scaled x{scale:.2f} to this host (its probe)")
+    print(estimate.scale_words(said))
     every = plan.expand({**cfg, "budget_min": None}, seconds, scale, None)
     testable = every["findings_plan"]["planned"]
     print(

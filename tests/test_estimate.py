@@ -205,5 +205,39 @@ def test_the_machine_probe_is_measured_once_per_boot_and_hour(tmp_path, monkeypa
     # A folder with no probe of its own (a dry run keeps nothing under results/) reads the machine's.
     monkeypatch.setattr(probe, "MACHINE_CACHE", cache)
     kept = probe.machine_probe()  # measured now (the real clock), and kept
-    assert probe.cached_probe(tmp_path / "results", "h", keep=False) == kept and len(measured) == 4
+    assert probe.cached_probe(tmp_path / "results", "h") == kept and len(measured) == 4
     assert not (tmp_path / "results").exists()
+
+
+def test_a_budgeted_plan_scales_by_this_hosts_runs_once_and_keeps_that_scale(tmp_path, monkeypatch):
+    """The plan takes the host's history before its probe (the probe can drift from the runs:
+    docs/planning.md), and keeps the factor so that the plan does not move as runs are added."""
+    from interference.host import probe
+
+    monkeypatch.setattr(probe, "MACHINE_CACHE", tmp_path / "machine-probe.json")
+    monkeypatch.setattr(probe, "probe_seconds", lambda: 3 * probe.REFERENCE_S)
+    results = tmp_path / "results"
+    settings = CASE1_L
+    model, fixed = estimate.study_model(settings), estimate.study_fixed(settings)
+    assert model and model > fixed >= 0
+
+    def ran(rep: int, times: float) -> None:  # a run of the fixed part plus `times` the scaling part
+        start = rep * 100.0  # distinct ends: a run is its settings and its end
+        meta = {"settings": {**settings, "repetition": rep}, "started": start}
+        estimate.record({**meta, "finished": start + fixed + times * (model - fixed)}, results)
+
+    # No history: the probe's ratio (nothing kept with keep=False).
+    said = estimate.host_scale(results, "h")
+    assert (said.source, said.factor) == ("probe", pytest.approx(3.0))
+    assert not estimate.scale_path(results, "h").exists()
+    for rep in (1, 2, 3):
+        ran(rep, 2.0)  # x2 by hand
+    said = estimate.host_scale(results, "h")
+    assert said.source == "history" and said.factor == pytest.approx(2.0, rel=1e-3)
+    assert "3 earlier runs" in estimate.scale_words(said) and "×2.00" in estimate.scale_words(said)
+    # Kept: three runs three times slower do not move it (nor the plan keyed by it).
+    for rep in (4, 5, 6):
+        ran(rep, 6.0)
+    assert estimate.host_scale(results, "h").factor == pytest.approx(2.0, rel=1e-3)
+    estimate.scale_path(results, "h").unlink()  # deleted: made again, from all six runs
+    assert estimate.host_scale(results, "h").factor == pytest.approx(4.0, rel=1e-3)

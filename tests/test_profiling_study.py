@@ -3,6 +3,7 @@ its run keys read back, each run's settings holding what changes it and nothing 
 statistics on hand-made samples against hand computation, and a dry run of the CI config."""
 
 import copy
+import os
 import re
 import subprocess
 
@@ -36,7 +37,8 @@ def profiling_cfg(**part) -> dict:
         ),
         ({"microservices": ["L", "X"]}, "the study's own bubble (X) or probe (Q)"),
         ({"microservices": ["Q"]}, "the study's own bubble (X) or probe (Q)"),
-        ({"placements": ["3b"]}, "placements"),
+        ({"placements": ["4"]}, "placements"),
+        ({"placements": ["3b"], "resources": ["cpu"]}, "it has no cpu bubble"),
         ({"resources": ["gpu"]}, "resources"),
         ({"intensities": {"cpu": [0]}}, "intensities"),
         ({"intensities": {"cpu": [64]}}, "intensities.cpu has 64 cores, but this host has"),
@@ -368,6 +370,29 @@ def test_placement_3a_runs_two_containers_and_a_server(tmp_path):
     assert list(rows["metric"]) == ["network_rate"] and rows["partner"].iloc[0] == "NS"
 
 
+def test_placement_3b_limits_each_container_to_cores_of_its_own(tmp_path):
+    rt, ctx, meta, rows = run_recorded(
+        tmp_path, "3b/Q/memory+S", microservices=["S"], placements=["3b"], resources=["memory"], window_s=2
+    )
+    partner, probe = rt.started
+    cores = sorted(os.sched_getaffinity(0))
+    assert (partner.image, probe.image) == ("id-S", "id-Q")
+    # As the pair study's Case 3b: the first core for the first container, the next for the second.
+    assert (partner.cpuset, probe.cpuset) == (str(cores[0]), str(cores[1]))
+    assert partner.memory == probe.memory == "2g" and partner.cpus is None
+    assert list(rows["metric"]) == ["memory_rate"] and rows["case"].iloc[0] == "3b"
+
+
+def test_placement_3b_has_no_cpu_bubble_and_its_probe_baseline_is_limited():
+    cfg = profiling_cfg(microservices=["L"], resources=["cpu", "memory"], placements=["3a", "3b"])
+    keys = {r.key for r in STUDY.runs(cfg["studies"]["profiling"])}
+    assert "3a/L/cpu-1" in keys and not any(k.startswith("3b/") and "cpu" in k for k in keys)
+    assert {"3b/L/memory-64", "3b/Q/memory+L", "1/Q/memory", "1u/Q/cpu"} <= keys and "1/Q/cpu" not in keys
+    s = studies.run_settings(cfg, "profiling", "docker", "3b/L/memory-64", 1)
+    assert s["limits"] == cfg["studies"]["profiling"]["limits"]
+    assert "limits" not in studies.run_settings(cfg, "profiling", "docker", "3a/L/memory-64", 1)
+
+
 def test_case_1_runs_each_iteration_in_a_fresh_limited_container(tmp_path):
     rt, ctx, meta, rows = run_recorded(tmp_path, "1/L/alone", microservices=["L"], iterations=2)
     assert [s.image for s in rt.started] == ["id-L", "id-L"] and rt.removed == [s.name for s in rt.started]
@@ -417,6 +442,42 @@ def test_the_tables_feed_the_predictor(tmp_path):
     # limit's removal, (11 - 10)/10: 1 + IR = 1.1 * (1 - 0.5 * 2.5/11).
     assert predicted["L"]["ir"] == pytest.approx(1.1 * (1 - 0.5 * 2.5 / 11) - 1), predicted["L"]["reason"]
     assert predicted["L"]["ir_low"] <= predicted["L"]["ir"] <= predicted["L"]["ir_high"]
+    # Case 3b without placement 3b's profiles: 3a's pressures, no cpu term, no limit effect.
+    assert profiles.has_placement("3a") and not profiles.has_placement("3b")
+    in_3b = {r["target"]: r for r in predict_group(profiles, "3b", ["L", "S"])}
+    assert in_3b["L"]["ir"] == pytest.approx(0.0)
+
+
+def test_case_3b_is_predicted_from_placement_3b_against_the_limited_baselines(tmp_path):
+    """Placement 3b's curves and pressures are against Case 1 (limited alone), and a Case 3b
+    prediction reads them rather than 3a's."""
+    from interference.studies.profiling.predict import predict_group
+    from interference.studies.profiling.profiles import Profiles
+
+    rows = [("1", "L", "", "", "", 1, "gflops", True, [9, 11]), ("1u", "L", "", "", "", 1, "gflops", True, [19, 21])]
+    rows += [("1", "S", "", "", "", 1, "copy", True, [9, 11]), ("1u", "S", "", "", "", 1, "copy", True, [9, 11])]
+    for r in ("memory", "disk", "network"):
+        rows += [("1u", "Q", r, "", "", 1, f"{r}_rate", True, [199, 201]), ("1", "Q", r, "", "", 1, f"{r}_rate", True, [99, 101])]
+        for pl in ("3a", "3b"):
+            rows += [(pl, m, r, "64", "", 1, metric, True, [7.9, 8.1]) for m, metric in (("L", "gflops"), ("S", "copy"))]
+            rows += [(pl, "Q", r, "64", "", 1, f"{r}_rate", True, [79, 81])]
+            # S presses on memory only: in 3b, halfway to the bubble; in 3a not at all (the probe faster).
+            beside = [89, 91] if (pl, r) == ("3b", "memory") else [210, 212] if pl == "3a" else [101, 103]
+            rows += [(pl, "Q", r, "", p, 1, f"{r}_rate", True, beside) for p in ("L", "S")]
+    paths = {}
+    for name, function in (("sensitivity", sensitivity), ("pressure", pressure), ("limit_effect", limit_effect)):
+        paths[name] = tmp_path / f"{name}.tsv"
+        table(tmp_path, function, rows).to_csv(paths[name], sep="\t", index=False)
+    profiles = Profiles.read(paths["sensitivity"], paths["pressure"], paths["limit_effect"])
+    # The probe limited alone (100) and beside the 3b bubble (80): its 3b curve is -0.2 at 64 MB;
+    # beside S -0.1: a pressure of 32 MB (against the unlimited 200 it would have read -0.55).
+    assert profiles.pressure_of("S", "3b", "memory")[0] == pytest.approx(32.0)
+    assert profiles.has_placement("3b")
+    # L's 3b curve against its limited alone (10): (8 - 10)/10 = -0.2 at 64 MB, -0.1 at 32, by hand.
+    in_3b = {r["target"]: r for r in predict_group(profiles, "3b", ["L", "S"])}
+    assert in_3b["L"]["ir"] == pytest.approx(-0.1), in_3b["L"]["reason"]
+    # 3a's tables (S not pressing there) would have predicted 0.
+    assert predict_group(profiles, "3a", ["L", "S"])[0]["ir"] == pytest.approx(1.0)  # L's limit effect only
 
 
 def test_runs_tsv_columns_say_what_was_beside_what():

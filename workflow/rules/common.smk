@@ -162,7 +162,7 @@ def planned_runs():
             else None
         ),
         (
-            (lambda: host_probe.cached_probe(Path("results"), HOST, keep=False))
+            (lambda: host_probe.cached_probe(Path("results"), HOST))
             if runs
             else None
         ),

@@ -136,7 +136,8 @@ def plan_sentence(record: dict) -> str:
         f"**The plan.** The config asked for {plural(asked, 'finding')}; {len(parts['planned'])} were planned"
     )
     if record.get("budget_min") is not None:
-        text += f" within its budget of {record['budget_min']:g} min (about {record['planned_min']:.0f} min by the models)"
+        text += f" within its budget of {record['budget_min']:g} min (about {record['planned_min']:.0f} min by the models"
+        text += f", {esc(record['scale'])})" if record.get("scale") else ")"
     left = [
         (parts["over_budget"], "over the budget"),
         (parts["elsewhere"], "need another host or another definition of a study"),

@@ -4,9 +4,8 @@ The studies' models of a run (containers/iteration-times.yaml, start costs) were
 one machine; another runs them faster or slower. Before the first run on a host never seen, the
 estimate scales them by the ratio of this probe's time here to its time on the reference
 machine (REFERENCE_S): a fixed CPU loop in Python and a burst of process starts (what a
-container's start is made of), the fastest of five. Kept per host in
-results/durations/<host>.probe.json by a budgeted plan, so that it is measured once; and for
-this machine beside the measurement lock (at most an hour, this boot), so that every snakemake
+container's start is made of), the fastest of five. Kept for this machine beside the
+measurement lock (at most an hour, this boot), so that every snakemake
 invocation in any working folder, a dry run included, does not measure it again (2-5 s here)."""
 
 from __future__ import annotations
@@ -74,23 +73,14 @@ def machine_probe(cache: Path | None = None, now: float | None = None) -> float:
     return seconds
 
 
-def cached_probe(results: Path, host: str, keep: bool = True) -> float:
-    """This host's probe, measured once and kept beside its run ledger (keep=False: read it if
-    kept, else take this machine's, writing nothing under `results`)."""
+def cached_probe(results: Path, host: str) -> float:
+    """This host's probe: the one an earlier version's budgeted plan kept beside its run ledger
+    (results/durations/<host>.probe.json), else this machine's (machine_probe)."""
     path = results / "durations" / f"{host}.probe.json"
     try:
         return float(json.loads(path.read_text())["seconds"])
     except (OSError, ValueError, KeyError, TypeError):
-        pass
-    seconds = machine_probe()
-    if not keep:
-        return seconds
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps({"seconds": seconds, "reference_s": REFERENCE_S, "measured": time.time()}) + "\n"
-    )
-    return seconds
-
+        return machine_probe()
 
 if __name__ == "__main__":
     print(f"{probe_seconds():.3f} s (reference machine {REFERENCE_S} s)")

@@ -236,15 +236,18 @@ def _with_includes(config: dict, source: str) -> dict:
 
 def _with_findings(config: dict, source: str) -> dict:
     """The config with the runs of its findings added (steps/plan.py), planned within its
-    budget on this host (the models scaled by the host's probe, measured once)."""
-    from interference.host.probe import REFERENCE_S, cached_probe
-    from interference.steps import plan
+    budget on this host (the models scaled to the host once: estimate.host_scale)."""
+    from interference.steps import estimate, plan
 
     budget = config["budget_min"] is not None
-    scale = cached_probe(Path("results"), config["host"]) / REFERENCE_S if budget else 1.0
+    scale = estimate.host_scale(Path("results"), config["host"]) if budget else estimate.Scale()
     try:
         out = plan.expand(
-            config, lambda c: model_seconds(c, scale), scale, Path("results") / "plan" if budget else None
+            config,
+            lambda c: model_seconds(c, scale.factor),
+            scale.factor,
+            Path("results") / "plan" if budget else None,
+            scale_said=estimate.scale_words(scale) if budget else None,
         )
     except plan.PlanError as e:
         raise ConfigError(f"{source} is invalid, {NOTHING_RAN}: {e}.") from None

@@ -148,6 +148,56 @@ def model_scale(
     )
 
 
+def study_model(settings: dict) -> float | None:
+    """A run's seconds by its study's model (None: no such study, or no model)."""
+    from interference import studies
+
+    study = studies.registry().get(settings.get("study"))
+    return study.expected_seconds(settings) if study else None
+
+
+def study_fixed(settings: dict) -> float:
+    """The wall-clock part of a run's model (what does not scale with the host)."""
+    from interference import studies
+
+    study = studies.registry().get(settings.get("study"))
+    return study.fixed_seconds(settings) if study else 0.0
+
+
+def scale_path(results: Path, host: str) -> Path:
+    return results / "durations" / f"{host}.scale.json"
+
+
+def host_scale(results: Path, host: str, keep: bool = True) -> Scale:
+    """The factor a budgeted plan scales the models by on `host`: made once and kept in
+    results/durations/<host>.scale.json, so that the plan (and which findings it takes) does not
+    move between invocations as runs are added; from the host's earlier runs where it has
+    MIN_HISTORY_RUNS with a model (they say how this host runs them), else from its probe.
+    keep=False: read it if kept, else make it and write nothing."""
+    path = scale_path(results, host)
+    try:
+        kept = json.loads(path.read_text())
+        return Scale(float(kept["factor"]), kept["source"], kept["detail"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    from interference.host import probe
+
+    scale = model_scale(
+        history(results, host), study_model, lambda: probe.cached_probe(results, host), study_fixed
+    )
+    if keep:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f"{path.name}.{os.getpid()}")  # whole or not at all
+        part.write_text(json.dumps({**scale.__dict__, "made": time.time()}) + "\n")
+        os.replace(part, path)
+    return scale
+
+
+def scale_words(scale: Scale) -> str:
+    """How the models are scaled, in the words the plan prints."""
+    return f"the models ×{scale.factor:.2f} on this host: {scale.detail}" if scale.source != "none" else "the models unscaled"
+
+
 def estimate(
     runs: list[PlannedRun],
     past: dict[str, list[float]],

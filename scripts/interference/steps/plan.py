@@ -57,6 +57,7 @@ class Plan:
     not_testable: dict[str, str] = field(default_factory=dict)  # id -> what this host lacks
     budget_min: float | None = None
     planned_min: float | None = None
+    scale: str | None = None  # how the models were scaled to this host, in words
 
     def record(self) -> dict:
         return {
@@ -66,6 +67,7 @@ class Plan:
             "not_testable": self.not_testable,
             "budget_min": self.budget_min,
             "planned_min": None if self.planned_min is None else round(self.planned_min, 1),
+            "scale": self.scale,
         }
 
 
@@ -207,10 +209,11 @@ def expand(
     scale: float = 1.0,
     cache_dir: Path | None = None,
     path: Path = CATALOGUE,
+    scale_said: str | None = None,
 ) -> dict:
     """The config with its findings' runs added (and `findings_plan` recorded); `seconds` gives
     a config's model seconds on this host (needed with budget_min), `scale` its factor (part of
-    the cache's key)."""
+    the cache's key), `scale_said` where the factor came from (recorded with the plan)."""
     entries = select(catalogue(path), config.get("findings") or [])
     base = {k: v for k, v in config.items() if k not in ("findings", "budget_min", "findings_plan")}
     # Extra runs that settle.py adds do not change which findings are planned (nor the cache).
@@ -218,7 +221,7 @@ def expand(
     settling = {
         n: p.pop("extra_repetitions") for n, p in base.get("studies", {}).items() if "extra_repetitions" in p
     }
-    needs, plan = {}, Plan(budget_min=config.get("budget_min"))
+    needs, plan = {}, Plan(budget_min=config.get("budget_min"), scale=scale_said)
     for e in entries:
         n = need_of(e)
         if isinstance(n, str):
@@ -260,6 +263,8 @@ def plan_lines(record: dict) -> list[str]:
     line = f"Findings: {len(record['planned'])} of {n} asked are planned"
     if record.get("budget_min") is not None:
         line += f" within the budget of {record['budget_min']:g} min (about {record['planned_min']:.0f} min by the models)"
+        if record.get("scale"):
+            line += f" [{record['scale']}]"
     if record["over_budget"]:
         # Each one's minutes are what it would add alone to the plan: they do not add up.
         line += f"; {len(record['over_budget'])} over the budget ({', '.join(record['over_budget'])})"

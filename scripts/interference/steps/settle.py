@@ -26,8 +26,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from interference.host.probe import REFERENCE_S, cached_probe
-from interference.steps import plan
+from interference.steps import estimate, plan
 from interference.steps.config import load, model_seconds
 from interference.studies.pairs import cases
 
@@ -81,8 +80,8 @@ def plan_settle(config_path: Path, findings: pd.DataFrame, budget_min: float) ->
             extra = extra_runs(entries[r.id], r.settle_factor, pairs_cfg)
             if extra:
                 needs[r.id] = plan.Need("pairs", {"extra_repetitions": extra})
-    # The budget is for the extra runs: their model seconds, scaled to this host by its probe.
-    scale = cached_probe(Path("results"), cfg["host"]) / REFERENCE_S if needs else 1.0
+    # The budget is for the extra runs: their model seconds, scaled to this host as the plan was.
+    scale = estimate.host_scale(Path("results"), cfg["host"]).factor if needs else 1.0
     now = model_seconds(base, scale) if needs else 0.0
 
     def seconds(c: dict) -> float:

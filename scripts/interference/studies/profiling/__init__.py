@@ -115,7 +115,9 @@ class ProfilingStudy(Study):
                 "minItems": 1,
                 "uniqueItems": True,
                 "items": {"enum": list(plan.PLACEMENTS)},
-                "default": list(plan.PLACEMENTS),
+                "default": list(plan.DEFAULT_PLACEMENTS),
+                "description": "2: one container; 3a: two unlimited; 3b: two limited to disjoint cores "
+                "(the pair study's Case 3b: its pressures measured with the partner limited)",
             },
             "iterations": {
                 **WHOLE_SECONDS,
@@ -174,6 +176,17 @@ class ProfilingStudy(Study):
                 f"key studies.profiling.limits.cpus has the value {cfg['limits']['cpus']}, "
                 f"but this host has {cores} cores"
             )
+        if "3b" in cfg["placements"]:
+            if cfg["limits"]["cpu_mode"] == "cpuset" and 2 * cfg["limits"]["cpus"] > cores:
+                raise StudyConfigError(
+                    f"key studies.profiling.limits.cpus has the value {cfg['limits']['cpus']}, but placement "
+                    f"3b pins its two containers to {cfg['limits']['cpus']} cores each and this host has {cores}"
+                )
+            if not plan.resources_in("3b", cfg["resources"]):
+                raise StudyConfigError(
+                    "key studies.profiling.placements has 3b, whose containers have cores of their own: "
+                    "it has no cpu bubble, and studies.profiling.resources names no other resource"
+                )
         if "cpu" in cfg["resources"] and max(cfg["intensities"]["cpu"]) > cores:
             raise StudyConfigError(
                 f"key studies.profiling.intensities.cpu has {max(cfg['intensities']['cpu']):g} cores, "
@@ -223,6 +236,8 @@ class ProfilingStudy(Study):
             if run.case == "1":
                 out["limits"] = copy.deepcopy(cfg["limits"])
         else:
+            if run.case in plan.LIMITED_PLACEMENTS:
+                out["limits"] = copy.deepcopy(cfg["limits"])
             measured = run.partner or run.target
             out["window_s"] = plan.window_s(cfg, measured) if measured != PROBE else cfg["window_s"]
         if run.beside_bubble:

@@ -8,7 +8,8 @@
 
 Alone (Case 1 limited, 1u unlimited): `iterations` fresh containers one after another, as the pair
 study's Case 1. Beside a bubble or a partner: both loops wait for the start file and run until the
-window closes, in one container (placement 2) or two (3a), unlimited; the bubble's one iteration
+window closes, in one container (placement 2) or two (3a, unlimited; 3b, each limited to cores of
+its own as the pair study's Case 3b); the bubble's one iteration
 lasts the window and a margin. Everything the run made carries the run's labels: the runner
 removes it at the end, also on error."""
 
@@ -32,12 +33,16 @@ from interference.studies.profiling.plan import ALONE_CASES, BUBBLE, ProfilingRu
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
 
 
-def case1_limits(limits: dict) -> dict:
-    """Case 1's limits as the pair study's: memory, and the first `cpus` cores this run may use
-    (cpuset) or a quota of as many CPUs."""
+def limits_of(limits: dict, index: int = 0) -> dict:
+    """The limits of a run's container `index` as the pair study's Case 1 (index 0) and Case 3b
+    (0 and 1, disjoint cores): memory, and `cpus` cores of those this run may use, the index-th
+    group of them (cpuset), or a quota of as many CPUs."""
     out = {"memory": limits["memory"]}
     if limits["cpu_mode"] == "cpuset":
-        cores = sorted(os.sched_getaffinity(0))[: limits["cpus"]]
+        n = limits["cpus"]
+        cores = sorted(os.sched_getaffinity(0))[index * n :][:n]
+        if len(cores) < n:
+            raise ValueError(f"container {index + 1} needs {n} cores of its own; this run may use fewer")
         out["cpuset"] = ",".join(map(str, cores))
     else:
         out["cpus"] = float(limits["cpus"])
@@ -122,7 +127,7 @@ class ProfilingRunner:
         return env + loop_command(ms, self.role_dir(ms), first, start, mode, bound, timeout_s)
 
     def run_alone(self) -> None:
-        limits = case1_limits(self.s["limits"]) if self.s["case"] == "1" else {}
+        limits = limits_of(self.s["limits"]) if self.s["case"] == "1" else {}
         for it in range(1, self.s["iterations"] + 1):
             name = self.ctx.name(f"{it:04d}")
             cmd = self.loop(self.target, it, time.time(), "count", 1)
@@ -139,7 +144,9 @@ class ProfilingRunner:
                 ["sh", "-c", " & ".join(" ".join(a) for a in loops) + " & wait"] if len(ids) > 1 else loops[0]
             )
             name = self.ctx.name(f"c{k + 1}")
-            self.ctx.start(self.spec(name, ids, cmd, {}), "+".join(self.role_dir(m) for m in ids))
+            # Placement 3b: each container limited to cores of its own; 2 and 3a unlimited.
+            limits = limits_of(self.s["limits"], k) if "limits" in self.s else {}
+            self.ctx.start(self.spec(name, ids, cmd, limits), "+".join(self.role_dir(m) for m in ids))
             names.append(name)
         _, deadline = write_start_file(self.ctx.outdir, self.s["window_s"])
         bubble_s = self.s["sizes"].get(BUBBLE, {}).get("seconds", 0)

@@ -4,6 +4,9 @@ the images each uses, and the model of a run's wall time.
   1/L/alone, 1u/L/alone   a microservice alone, limited (Case 1) or unlimited (Case 1u)
   2/L/cpu-0.5             L beside a cpu bubble of 0.5 cores, both in one container (placement 2)
   3a/L/disk-50            L beside a 50 MB/s disk bubble in a container of its own (placement 3a)
+  3b/L/memory-64          L beside a 64 MB memory bubble, each in its own container limited to its
+                          own cores (placement 3b, the pair study's Case 3b; no cpu bubble there)
+  1/Q/memory              the probe alone and limited, measuring memory (its baseline in 3b)
   1u/Q/cpu                the probe alone, measuring cpu (its baseline)
   3a/Q/cpu-2              the probe beside a bubble of 2 cores (its own sensitivity curve)
   2/Q/memory+S            the probe measuring memory beside S (S's pressure)"""
@@ -16,7 +19,11 @@ from interference.core.microservices import registry
 
 BUBBLE, PROBE = "X", "Q"
 RESOURCES = ("cpu", "memory", "disk", "network")
-PLACEMENTS = ("2", "3a")
+PLACEMENTS = ("2", "3a", "3b")
+DEFAULT_PLACEMENTS = ("2", "3a")
+# Placement 3b limits each container as the pair study's Case 3b (disjoint cores, memory): its
+# baseline is the member alone and limited (Case 1), and a cpu bubble on other cores is no bubble.
+LIMITED_PLACEMENTS = ("3b",)
 ALONE_CASES = ("1", "1u")
 ALONE = "alone"
 # The probe's sizes that change a run on each resource (the others do not enter its settings).
@@ -39,13 +46,23 @@ SERVER_S = 0.3
 BUBBLE_START_S = 0.2  # stress-ng, fio or iperf3 starting (iteration-times.yaml's X)
 
 
+def baseline_case(placement: str) -> str:
+    """The alone case a placement's degradations are against: limited for a limited placement."""
+    return "1" if placement in LIMITED_PLACEMENTS else "1u"
+
+
+def resources_in(placement: str, resources) -> list[str]:
+    """The resources a placement's bubbles press on (disjoint cores: no cpu in 3b)."""
+    return [r for r in resources if not (placement in LIMITED_PLACEMENTS and r == "cpu")]
+
+
 def intensity_text(x: float) -> str:
     return f"{float(x):g}"
 
 
 @dataclass(frozen=True)
 class ProfilingRun:
-    """One run: the case ("1", "1u", or a placement "2"/"3a"), the measured microservice (or the
+    """One run: the case ("1", "1u", or a placement "2"/"3a"/"3b"), the measured microservice (or the
     probe Q), and what is beside it: nothing, a bubble (resource, intensity) or, for the probe, a
     microservice (resource, partner)."""
 
@@ -92,8 +109,10 @@ def runs(cfg: dict) -> list[ProfilingRun]:
     mss, resources = cfg["microservices"], cfg["resources"]
     out = [ProfilingRun(case, ms) for ms in mss for case in ALONE_CASES]
     out += [ProfilingRun("1u", PROBE, r) for r in resources]
+    limited = [p for p in cfg["placements"] if p in LIMITED_PLACEMENTS]
+    out += [ProfilingRun("1", PROBE, r) for r in resources if any(r in resources_in(p, [r]) for p in limited)]
     for p in cfg["placements"]:
-        for r in resources:
+        for r in resources_in(p, resources):
             for x in cfg["intensities"][r]:
                 out += [ProfilingRun(p, ms, r, float(x)) for ms in [*mss, PROBE]]
             out += [ProfilingRun(p, PROBE, r, partner=ms) for ms in mss]

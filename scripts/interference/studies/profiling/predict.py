@@ -19,7 +19,10 @@ The model, for one member (the target) of a group of containers:
      The limit effect (Case 1u against Case 1) only when the containers are unlimited, since
      the IR is against the limited Case 1; the cpu term only when cores are shared (limited
      containers get disjoint cores). So Case 3b has neither.
-The curve of placement "2" is used when the target shares its container, else that of "3a".
+The curve and pressures of placement "2" are used when the target shares its container, else
+those of "3a" — or, for the limited Case 3b, those of placement "3b" where the profiles have it
+(each container limited to its own cores, as in the pair: a partner's pressure there is what it
+does without the other core; chosen on 2026-11-27 before any pair was predicted with it).
 
 The interval is a Monte Carlo 95 % interval: every input (each point of a curve, each pressure,
 each limit effect) is drawn from a normal whose 95 % interval is the input's CI, the model is
@@ -114,8 +117,11 @@ def predict_member(
 ) -> Prediction:
     """The target's IR against its Case 1 with `together` in its container and `apart` in other
     containers (all limited or all unlimited)."""
-    placement = "2" if together else "3a"
-    shared = [(p, "2") for p in together] + [(p, "3a") for p in apart]
+    # Apart and limited (Case 3b): the profiles of placement 3b where measured (the partner's
+    # pressure with the partner limited to its own cores), else those of 3a.
+    apart_at = "3b" if limited and profiles.has_placement("3b") else "3a"
+    placement = "2" if together else apart_at
+    shared = [(p, "2") for p in together] + [(p, apart_at) for p in apart]
     point_factors, drawn_factors, missing = [], [], []  # the resources' terms
     limit_point, limit_drawn = 0.0, np.zeros(profiles.n_draws)
     if not limited:

@@ -2,7 +2,7 @@
 Gbit/s), read off the reference probe Q, which is none of the profiled microservices (so no pair
 measurement enters the fit).
 
-Per placement and resource the probe ran alone (Case 1u), beside each bubble intensity (its own
+Per placement and resource the probe ran alone (Case 1u; limited, Case 1, for placement 3b), beside each bubble intensity (its own
 sensitivity curve: relative change of its rate, negative = slower) and beside each microservice.
 The curve, anchored at (0, 0) and made monotone non-increasing (more bubble never helps the
 probe: a rise is noise), is inverted at the probe's degradation beside the microservice: the
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.resampling import relative_change, rng_for
-from interference.studies.profiling.plan import PROBE
+from interference.studies.profiling.plan import ALONE_CASES, PROBE, baseline_case
 from interference.studies.profiling.profiles import monotone_nonincreasing
 from interference.studies.profiling.statistics import N_RESAMPLES, SEED, read, valid_samples
 
@@ -79,9 +79,10 @@ def pressure(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     probe = df[(df["target"] == PROBE) & (df["metric"] == df["resource"] + "_rate")]
     rows = []
     for (host, runtime, resource), g in probe.groupby(["host", "runtime", "resource"], sort=True):
-        alone = [r for _, r in g[g["case"] == "1u"].groupby("repetition")["value"]]
-        alone = [np.sort(r.to_numpy()) for r in alone]
-        for placement, p in g[g["case"] != "1u"].groupby("case", sort=True):
+        for placement, p in g[~g["case"].isin(ALONE_CASES)].groupby("case", sort=True):
+            # The probe alone as it is placed: unlimited, or limited in placement 3b.
+            alone = g[g["case"] == baseline_case(placement)]
+            alone = [np.sort(r.to_numpy()) for _, r in alone.groupby("repetition")["value"]]
             with_bubble = p[p["intensity"] != ""]
             bubbles = {
                 float(x): [np.sort(r.to_numpy()) for _, r in b.groupby("repetition")["value"]]

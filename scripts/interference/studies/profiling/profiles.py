@@ -120,6 +120,12 @@ class Profiles:
             drawn = np.concatenate([np.zeros((self.n_draws, 1)), np.minimum(drawn, 0)], -1)
         return x, point, drawn
 
+    def has_placement(self, placement: str) -> bool:
+        """Whether the profiles measured the placement at all (sensitivity and pressure)."""
+        return bool(
+            (self.sensitivity["placement"] == placement).any() and (self.pressure["placement"] == placement).any()
+        ) if len(self.sensitivity) and len(self.pressure) else False
+
     def profiled_resources(self) -> set[str]:
         """The resources the profiling study measured at all (a config may profile fewer than
         four: a resource no microservice was profiled on is left out of every prediction). With no

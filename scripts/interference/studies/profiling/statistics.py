@@ -1,8 +1,8 @@
 """Statistics of the profiling study (the tables predict.py reads; profiles.py has their columns):
 
   sensitivity   each microservice's degradation beside each bubble intensity, against itself alone
-                and unlimited (Case 1u): the IR's sign, negative = worse; intensity 0 is the
-                baseline itself (0)
+                and unlimited (Case 1u; limited, Case 1, in the limited placement 3b): the IR's
+                sign, negative = worse; intensity 0 is the baseline itself (0)
   limit_effect  Case 1u against Case 1 (the limit's removal), the same orientation
   summary       descriptive statistics of every cell
 Each table leads with host and runtime. A CI is at the runs level where some cell of the
@@ -19,7 +19,7 @@ import pandas as pd
 from interference.stats.descriptive import describe, prepare, valid
 from interference.stats.resampling import relative_change, relative_change_ci
 from interference.stats.variance_components import Components, mean_se, nested, ratio_ci
-from interference.studies.profiling.plan import ALONE_CASES, PROBE
+from interference.studies.profiling.plan import ALONE_CASES, PROBE, baseline_case
 
 N_RESAMPLES = 2000
 SEED = 1
@@ -94,16 +94,17 @@ def sensitivity(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     rows = []
     for host, runtime, target, metric, g in _microservices(df):
         c, higher = components(g), bool(g["higher_is_better"].iloc[0])
-        base = runs_of(g[g["case"] == "1u"])
         beside = g[~g["case"].isin(ALONE_CASES) & (g["intensity"] != "")]
         for (placement, resource), cell in beside.groupby(["case", "resource"], sort=True):
             ident = dict(
                 host=host, runtime=runtime, microservice=target, placement=placement, resource=resource
             )
-            # Intensity 0 is the microservice alone and unlimited: the baseline against itself.
+            # Intensity 0 is the microservice alone, unlimited (limited for 3b): the baseline itself.
+            alone = baseline_case(placement)
+            base = runs_of(g[g["case"] == alone])
             rows.append({**ident, "intensity": 0.0, "metric": metric, "degradation": 0.0, "ci_low": 0.0,
                          "ci_high": 0.0, "runs": len(base), "ci_level": "baseline",
-                         "reason": "no bubble: Case 1u itself"})  # fmt: skip
+                         "reason": f"no bubble: Case {alone} itself"})  # fmt: skip
             for intensity, x in cell.groupby(cell["intensity"].astype(float), sort=True):
                 key = (host, runtime, target, placement, resource, intensity, metric)
                 r = relative_with_ci(runs_of(x), base, higher, c, key)
