@@ -227,7 +227,7 @@ def test_a_budgeted_plan_scales_by_this_hosts_runs_once_and_keeps_that_scale(tmp
         estimate.record({**meta, "finished": start + fixed + times * (model - fixed)}, results)
 
     # No history: the probe's ratio (nothing kept with keep=False).
-    said = estimate.host_scale(results, "h")
+    said = estimate.host_scale(results, "h", keep=False)
     assert (said.source, said.factor) == ("probe", pytest.approx(3.0))
     assert not estimate.scale_path(results, "h").exists()
     for rep in (1, 2, 3):

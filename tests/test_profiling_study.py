@@ -372,11 +372,11 @@ def test_placement_3a_runs_two_containers_and_a_server(tmp_path):
 
 def test_placement_3b_limits_each_container_to_cores_of_its_own(tmp_path):
     rt, ctx, meta, rows = run_recorded(
-        tmp_path, "3b/Q/memory+S", microservices=["S"], placements=["3b"], resources=["memory"], window_s=2
+        tmp_path, "3b/Q/memory+L", microservices=["L"], placements=["3b"], resources=["memory"], window_s=2
     )
     partner, probe = rt.started
     cores = sorted(os.sched_getaffinity(0))
-    assert (partner.image, probe.image) == ("id-S", "id-Q")
+    assert (partner.image, probe.image) == ("id-L", "id-Q")
     # As the pair study's Case 3b: the first core for the first container, the next for the second.
     assert (partner.cpuset, probe.cpuset) == (str(cores[0]), str(cores[1]))
     assert partner.memory == probe.memory == "2g" and partner.cpus is None
@@ -454,18 +454,34 @@ def test_case_3b_is_predicted_from_placement_3b_against_the_limited_baselines(tm
     from interference.studies.profiling.predict import predict_group
     from interference.studies.profiling.profiles import Profiles
 
-    rows = [("1", "L", "", "", "", 1, "gflops", True, [9, 11]), ("1u", "L", "", "", "", 1, "gflops", True, [19, 21])]
-    rows += [("1", "S", "", "", "", 1, "copy", True, [9, 11]), ("1u", "S", "", "", "", 1, "copy", True, [9, 11])]
+    rows = [
+        ("1", "L", "", "", "", 1, "gflops", True, [9, 11]),
+        ("1u", "L", "", "", "", 1, "gflops", True, [19, 21]),
+    ]
+    rows += [
+        ("1", "S", "", "", "", 1, "copy", True, [9, 11]),
+        ("1u", "S", "", "", "", 1, "copy", True, [9, 11]),
+    ]
     for r in ("memory", "disk", "network"):
-        rows += [("1u", "Q", r, "", "", 1, f"{r}_rate", True, [199, 201]), ("1", "Q", r, "", "", 1, f"{r}_rate", True, [99, 101])]
+        rows += [
+            ("1u", "Q", r, "", "", 1, f"{r}_rate", True, [199, 201]),
+            ("1", "Q", r, "", "", 1, f"{r}_rate", True, [99, 101]),
+        ]
         for pl in ("3a", "3b"):
-            rows += [(pl, m, r, "64", "", 1, metric, True, [7.9, 8.1]) for m, metric in (("L", "gflops"), ("S", "copy"))]
+            rows += [
+                (pl, m, r, "64", "", 1, metric, True, [7.9, 8.1])
+                for m, metric in (("L", "gflops"), ("S", "copy"))
+            ]
             rows += [(pl, "Q", r, "64", "", 1, f"{r}_rate", True, [79, 81])]
             # S presses on memory only: in 3b, halfway to the bubble; in 3a not at all (the probe faster).
             beside = [89, 91] if (pl, r) == ("3b", "memory") else [210, 212] if pl == "3a" else [101, 103]
             rows += [(pl, "Q", r, "", p, 1, f"{r}_rate", True, beside) for p in ("L", "S")]
     paths = {}
-    for name, function in (("sensitivity", sensitivity), ("pressure", pressure), ("limit_effect", limit_effect)):
+    for name, function in (
+        ("sensitivity", sensitivity),
+        ("pressure", pressure),
+        ("limit_effect", limit_effect),
+    ):
         paths[name] = tmp_path / f"{name}.tsv"
         table(tmp_path, function, rows).to_csv(paths[name], sep="\t", index=False)
     profiles = Profiles.read(paths["sensitivity"], paths["pressure"], paths["limit_effect"])

@@ -161,11 +161,7 @@ def planned_runs():
             if s.get("study") in STUDIES
             else None
         ),
-        (
-            (lambda: host_probe.cached_probe(Path("results"), HOST))
-            if runs
-            else None
-        ),
+        ((lambda: host_probe.cached_probe(Path("results"), HOST)) if runs else None),
         lambda s: (
             STUDIES[s["study"]].fixed_seconds(s) if s.get("study") in STUDIES else 0.0
         ),

@@ -82,5 +82,6 @@ def cached_probe(results: Path, host: str) -> float:
     except (OSError, ValueError, KeyError, TypeError):
         return machine_probe()
 
+
 if __name__ == "__main__":
     print(f"{probe_seconds():.3f} s (reference machine {REFERENCE_S} s)")

@@ -195,7 +195,11 @@ def host_scale(results: Path, host: str, keep: bool = True) -> Scale:
 
 def scale_words(scale: Scale) -> str:
     """How the models are scaled, in the words the plan prints."""
-    return f"the models ×{scale.factor:.2f} on this host: {scale.detail}" if scale.source != "none" else "the models unscaled"
+    return (
+        f"the models ×{scale.factor:.2f} on this host: {scale.detail}"
+        if scale.source != "none"
+        else "the models unscaled"
+    )
 
 
 def estimate(

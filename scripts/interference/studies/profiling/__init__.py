@@ -66,7 +66,7 @@ class ProfilingStudy(Study):
     report_section = Path(__file__).parent / "section.qmd"
     run_key = KeyFormat(
         "{case}/{target}/{beside}",
-        case="1u|1|2|3a",
+        case="1u|1|2|3a|3b",
         target=ID,
         beside=f"alone|(?:{RESOURCE})(?:-{NUMBER_RE}|\\+{ID})?",
     )

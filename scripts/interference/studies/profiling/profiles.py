@@ -122,9 +122,14 @@ class Profiles:
 
     def has_placement(self, placement: str) -> bool:
         """Whether the profiles measured the placement at all (sensitivity and pressure)."""
-        return bool(
-            (self.sensitivity["placement"] == placement).any() and (self.pressure["placement"] == placement).any()
-        ) if len(self.sensitivity) and len(self.pressure) else False
+        return (
+            bool(
+                (self.sensitivity["placement"] == placement).any()
+                and (self.pressure["placement"] == placement).any()
+            )
+            if len(self.sensitivity) and len(self.pressure)
+            else False
+        )
 
     def profiled_resources(self) -> set[str]:
         """The resources the profiling study measured at all (a config may profile fewer than
