@@ -256,6 +256,24 @@ def test_the_first_model_is_scored_beside_the_model_when_given():
     assert "profile_product" not in set(validate.summary(validation(), n_resamples=300).predictor)
 
 
+def test_a_replicate_measurement_is_scored_as_the_floor_on_the_rows_both_have():
+    """The same pairs measured again (another session's interference.tsv): its IR scored as a
+    predictor, on the rows where it and every other predictor are known."""
+    again = measured_table().assign(ir=lambda t: t.ir + 0.04)  # every IR 4 points higher ...
+    again = again[
+        ~((again.case == "2") & (again.target == "A") & (again.partner == "A"))
+    ]  # ... one unit not again
+    rows = validate.validation_rows(predicted_table(), measured_table(), runtime="docker", replicate=again)
+    assert (rows.ir_replicate - rows.ir_measured).dropna().to_numpy() == pytest.approx(0.04)
+    table = validate.summary(rows, n_resamples=300).set_index(["scope", "predictor", "measure"])
+    assert table.value["all", "replicate", "mae_pp"] == pytest.approx(4.0)
+    # The profile's |errors| without the unit A+A: 5, 5, 2, 3, 9 points (by hand).
+    assert table.value["all", "profile", "mae_pp"] == pytest.approx(24 / 5)
+    assert table.value["all", "profile", "mae_difference_vs_replicate_pp"] == pytest.approx(24 / 5 - 4)
+    assert table.units["all", "replicate", "mae_pp"] == 4
+    assert "replicate" not in set(validate.summary(validation(), n_resamples=300).predictor)
+
+
 def test_the_case_mean_predictor_leaves_the_unit_out():
     loo = validation().set_index(validate.KEY).ir_case_mean_loo
     # Case 2's rows: -0.20, -0.30 (unit A,B), -0.10 (B,A), -0.02 (A,A).

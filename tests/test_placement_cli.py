@@ -68,6 +68,26 @@ def test_validate_writes_the_rows_the_summary_and_the_failures(stats, capsys):
     assert (stats / "placement/validation_summary.tsv").exists() and (
         stats / "placement/failures.tsv"
     ).exists()
+    assert (stats / "placement/validation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Another session's measurement of the same pairs: scored as the replicate.
+    again = stats.parent / "again"
+    write(
+        again,
+        "pairs/interference.tsv",
+        pd.read_csv(stats / "pairs/interference.tsv", sep="\t").assign(ir=0.0).to_dict("records"),
+    )
+    assert placement.main(["validate", "--stats", str(stats), "--host", "h", "--replicate", str(again)]) == 0
+    summary = pd.read_csv(stats / "placement/validation_summary.tsv", sep="\t")
+    floor = summary[
+        (summary.scope == "all") & (summary.predictor == "replicate") & (summary.measure == "mae_pp")
+    ]
+    assert floor.value.tolist() == pytest.approx([(7 + 1) / 2])  # |-0.07 - 0|, |0.01 - 0| in points
+    assert (
+        placement.main(
+            ["validate", "--stats", str(stats), "--host", "h", "--replicate", str(stats.parent / "none")]
+        )
+        == 2
+    )
 
 
 def test_bad_input_is_named(stats, tmp_path, capsys):

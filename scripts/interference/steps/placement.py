@@ -1,14 +1,15 @@
 """Placement advice from the profiling study's tables (studies/profiling/: predict, validate, advise).
 
   python -m interference.steps.placement advise --services L S NR --cores 2 --memory 4g
-  python -m interference.steps.placement validate
+  python -m interference.steps.placement validate [--replicate OTHER/results/stats]
 
 `advise` ranks every placement of the services on a host of CORES cores and MEMORY memory by
 predicted total slowdown (each microservice's first declared metric unless --metric ID=NAME),
 with the pair study's measurement beside it where one exists, prints the table and writes
 results/stats/placement/advice-<services>.tsv. `validate` predicts every pair the profiles
 cover, in Cases 2, 3a and 3b, and compares them with the pair study's interference.tsv:
-validation.tsv, validation_summary.tsv and failures.tsv in results/stats/placement/. Both read
+validation.tsv, validation_summary.tsv, failures.tsv and validation.png (predicted against
+measured, both intervals) in results/stats/placement/. Both read
 the tables of one host and runtime (default: this host, docker); a missing table is named."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from interference.core.microservices import registry
 from interference.studies.profiling.advise import advise
 from interference.studies.profiling.predict import predict_all
 from interference.studies.profiling.profiles import Profiles
-from interference.studies.profiling.validate import validate
+from interference.studies.profiling.validate import figure, validate
 
 PROFILE_TABLES = ("sensitivity", "pressure", "limit_effect")
 SIZE = re.compile(r"^\s*([0-9.]+)\s*([kmg]?)b?\s*$", re.IGNORECASE)
@@ -121,11 +122,20 @@ def run_validate(args) -> int:
     names = sorted(set(measured["target"]) & set(profiles.sensitivity["microservice"]))
     predicted = predict_all(profiles, names)
     first = predict_all(profiles, names, rule="product")  # the first model, scored beside it
-    rows, summary, failed = validate(predicted, measured, first=first)
+    replicate = None
+    if args.replicate:  # the same pairs measured again, in another session of this host
+        replicate = measured_of(args.replicate, args.host, args.runtime)
+        if replicate is None:
+            raise PlacementError(
+                f"{args.replicate / 'pairs' / 'interference.tsv'} has no measured pairs of this host"
+            )
+    rows, summary, failed = validate(predicted, measured, first=first, replicate=replicate)
     out = args.stats / "placement"
     out.mkdir(parents=True, exist_ok=True)
     for name, table in (("validation", rows), ("validation_summary", summary), ("failures", failed)):
         table.to_csv(out / f"{name}.tsv", sep="\t", index=False)
+    if rows.ir_predicted.notna().any():
+        figure(rows).savefig(out / "validation.png", dpi=130, bbox_inches="tight", facecolor="white")
     print(summary.to_string(index=False, na_rep="–"))
     print(f"{len(failed)} measured IRs outside their prediction interval; written: {out}/")
     return 0
@@ -137,6 +147,12 @@ def main(argv=None) -> int:
     ap.add_argument("--stats", type=Path, default=Path("results/stats"))
     ap.add_argument("--host", default=socket.gethostname().split(".")[0])
     ap.add_argument("--runtime", default="docker")
+    ap.add_argument(
+        "--replicate",
+        type=Path,
+        help="validate: another session's results/stats with the same pairs measured again (scored as "
+        "the floor: the measurement predicting itself)",
+    )
     ap.add_argument("--services", nargs="+", default=[])
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--memory", default="4g")

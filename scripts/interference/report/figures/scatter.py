@@ -1,5 +1,5 @@
 """Published against reproduced values (percent), one point per combination: colour by group,
-marker by series, the reproduced CI as a whisker, the diagonal of agreement and grey bands where
+marker by series, the reproduced CI as a whisker (and the x value's where it has one), the diagonal of agreement and grey bands where
 both are negligible."""
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ class Point:
     high: float
     color: str
     marker: str
+    x_low: float = np.nan  # published's interval (NaN: none, as for a published table's value)
+    x_high: float = np.nan
 
 
 def comparison_scatter(
@@ -37,7 +39,9 @@ def comparison_scatter(
     ax = fig.subplots()
     extent = np.r_[[p.x for p in points], [p.y for p in points],
                    [0 if np.isnan(p.low) else p.low for p in points],
-                   [0 if np.isnan(p.high) else p.high for p in points]]  # fmt: skip
+                   [0 if np.isnan(p.high) else p.high for p in points],
+                   [0 if np.isnan(p.x_low) else p.x_low for p in points],
+                   [0 if np.isnan(p.x_high) else p.x_high for p in points]]  # fmt: skip
     lim = max(5.0, float(np.nanmax(np.abs(extent)))) * 1.1
     ax.axhspan(-negligible, negligible, color="#f0f0f0", zorder=0)
     ax.axvspan(-negligible, negligible, color="#f0f0f0", zorder=0)
@@ -46,7 +50,8 @@ def comparison_scatter(
     ax.axvline(0, color="#444444", linewidth=0.6)
     for p in points:
         yerr = None if np.isnan(p.low) else [[p.y - p.low], [p.high - p.y]]
-        ax.errorbar(p.x, p.y, yerr=yerr, fmt=p.marker, color=p.color, ecolor="#aaaaaa", elinewidth=0.8,
+        xerr = None if np.isnan(p.x_low) else [[p.x - p.x_low], [p.x_high - p.x]]
+        ax.errorbar(p.x, p.y, yerr=yerr, xerr=xerr, fmt=p.marker, color=p.color, ecolor="#aaaaaa", elinewidth=0.8,
                     markersize=6, markeredgecolor="white", markeredgewidth=0.5)  # fmt: skip
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)

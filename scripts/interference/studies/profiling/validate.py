@@ -7,15 +7,23 @@ interval, the first model's prediction (predict.py's "product" rule, kept to com
 naive predictor "the case's mean measured IR" left-one-out (its mean over the case's other
 (case, target, partner) units, so it never sees the pair it predicts).
 
+With a replicate (the same pairs measured again, in another session of the same host: another
+interference.tsv), the replicate's IR is scored as one more "predictor": how well the pairs'
+own measurement predicts itself, the floor that no predictor can be expected to beat when each
+side is one measurement (its MAE is about √2 times one measurement's error).
+
 summary: mean absolute error (IR percentage points), sign accuracy (over rows whose measured IR is
-at least 5 % away from 0) and Spearman's rho, for the profile predictor, the first model and two
-naive ones (IR = 0; the case's left-one-out mean); and the paired difference of mean absolute
+at least 5 % away from 0) and Spearman's rho, for the profile predictor, the first model, two
+naive ones (IR = 0; the case's left-one-out mean) and the replicate where given; and the paired difference of mean absolute
 errors, the predictor's minus each other one's (< 0: the predictor is better). Each with a 95 % bootstrap CI
 (scipy.stats.bootstrap, BCa, else percentile) that resamples units, a unit being one (case,
 target, partner) with all its metrics' rows, since a unit's metrics come from the same runs.
 Per case and over all cases; every predictor is scored on the same rows (both IRs known).
 
-failures: the rows whose measured IR lies outside the prediction's interval, named."""
+failures: the rows whose measured IR lies outside the prediction's interval, named.
+
+figure: predicted against measured IR (percent), each with its interval, coloured by case, on
+the diagonal of agreement."""
 
 from __future__ import annotations
 
@@ -35,11 +43,12 @@ PREDICTORS = {
     "profile_product": "ir_product",
     "zero": "ir_zero",
     "case_mean_loo": "ir_case_mean_loo",
+    "replicate": "ir_replicate",
 }
 VALIDATION_COLUMNS = [
     *KEY, "ir_measured", "measured_low", "measured_high", "runs", "ir_predicted", "predicted_low",
     "predicted_high", "error_pp", "inside_interval", "intervals_overlap", "ir_product", "ir_zero",
-    "ir_case_mean_loo", "reason",
+    "ir_case_mean_loo", "ir_replicate", "reason",
 ]  # fmt: skip
 SUMMARY_COLUMNS = [
     "scope",
@@ -61,18 +70,13 @@ def validation_rows(
     host=None,
     runtime=None,
     first: pd.DataFrame | None = None,
+    replicate: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """validation.tsv: every measured concurrent row of one host and runtime (choose them when
-    interference.tsv has several) with its prediction (predict.PREDICTION_COLUMNS) and the first
-    model's (`first`, the same columns; none: empty)."""
-    m = measured.astype({c: str for c in KEY})
-    if host is not None:
-        m = m[m.host.astype(str) == str(host)]
-    if runtime is not None:
-        m = m[m.runtime.astype(str) == str(runtime)]
-    if "host" in m and m[["host", "runtime"]].drop_duplicates().shape[0] > 1:
-        raise ValueError("interference.tsv has several hosts or runtimes: choose one (host=, runtime=)")
-    m = m[m.case.isin(["2", "3a", "3b"]) & np.isfinite(m.ir.astype(float))]
+    interference.tsv has several) with its prediction (predict.PREDICTION_COLUMNS), the first
+    model's (`first`, the same columns; none: empty) and the replicate's measured IR
+    (`replicate`: interference.tsv's columns; none: empty)."""
+    m = concurrent_rows(measured, host, runtime)
     m = m[KEY + ["ir", "ir_ci_low", "ir_ci_high", "runs"]].rename(
         columns={"ir": "ir_measured", "ir_ci_low": "measured_low", "ir_ci_high": "measured_high"}
     )
@@ -94,7 +98,24 @@ def validation_rows(
         rows["ir_product"] = np.nan
     rows["ir_zero"] = 0.0
     rows["ir_case_mean_loo"] = case_mean_left_one_out(rows)
+    if replicate is not None:
+        r = concurrent_rows(replicate, host, runtime)[KEY + ["ir"]].rename(columns={"ir": "ir_replicate"})
+        rows = rows.merge(r, on=KEY, how="left", validate="one_to_one")
+    else:
+        rows["ir_replicate"] = np.nan
     return rows.sort_values(KEY, ignore_index=True)[VALIDATION_COLUMNS]
+
+
+def concurrent_rows(measured: pd.DataFrame, host=None, runtime=None) -> pd.DataFrame:
+    """interference.tsv's rows of Cases 2, 3a and 3b with an IR, of one host and runtime."""
+    m = measured.astype({c: str for c in KEY})
+    if host is not None:
+        m = m[m.host.astype(str) == str(host)]
+    if runtime is not None:
+        m = m[m.runtime.astype(str) == str(runtime)]
+    if "host" in m and m[["host", "runtime"]].drop_duplicates().shape[0] > 1:
+        raise ValueError("interference.tsv has several hosts or runtimes: choose one (host=, runtime=)")
+    return m[m.case.isin(["2", "3a", "3b"]) & np.isfinite(m.ir.astype(float))]
 
 
 def case_mean_left_one_out(rows: pd.DataFrame) -> pd.Series:
@@ -159,7 +180,8 @@ def unit_bootstrap(statistic, n_units: int, seed: int, key: tuple, n_resamples: 
 def summary(rows: pd.DataFrame, seed: int = SEED, n_resamples: int = N_RESAMPLES) -> pd.DataFrame:
     """The summary table (SUMMARY_COLUMNS), over all cases and per case."""
     needed = ["ir_measured", "ir_predicted", "ir_case_mean_loo"]
-    needed += ["ir_product"] if rows.ir_product.notna().any() else []  # every predictor on the same rows
+    # Every predictor on the same rows (those given: the first model, the replicate).
+    needed += [c for c in ("ir_product", "ir_replicate") if rows[c].notna().any()]
     scored = rows.dropna(subset=needed)
     scopes = [("all", scored), *((f"case {c}", g) for c, g in scored.groupby("case"))]
     out = [row for scope, part in scopes for row in _scope_rows(scope, part, seed, n_resamples)]
@@ -225,7 +247,41 @@ def failures(rows: pd.DataFrame) -> pd.DataFrame:
     return bad.reset_index(drop=True)
 
 
-def validate(predicted, measured, host=None, runtime=None, seed=SEED, n_resamples=N_RESAMPLES, first=None):
-    """(validation.tsv rows, the summary table, the failures); `first`: the first model's predictions."""
-    rows = validation_rows(predicted, measured, host, runtime, first)
+def validate(
+    predicted,
+    measured,
+    host=None,
+    runtime=None,
+    seed=SEED,
+    n_resamples=N_RESAMPLES,
+    first=None,
+    replicate=None,
+):
+    """(validation.tsv rows, the summary table, the failures); `first`: the first model's
+    predictions; `replicate`: the pairs measured again (interference.tsv of another session)."""
+    rows = validation_rows(predicted, measured, host, runtime, first, replicate)
     return rows, summary(rows, seed, n_resamples), failures(rows)
+
+
+def figure(rows: pd.DataFrame):
+    """Predicted against measured IR in percent, both intervals, a colour per case (a Figure)."""
+    from interference.report.figures import PALETTE, style
+    from interference.report.figures.scatter import Point, comparison_scatter
+
+    style()
+    cases = sorted(set(rows.case))
+    colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(cases)}
+    scored = rows[rows.ir_predicted.notna()]
+    points = [
+        Point(100 * r.ir_measured, 100 * r.ir_predicted, 100 * r.predicted_low, 100 * r.predicted_high,
+              colour[r.case], "o", 100 * r.measured_low, 100 * r.measured_high)
+        for r in scored.itertuples()
+    ]  # fmt: skip
+    return comparison_scatter(
+        points,
+        100 * SIGN_THRESHOLD,
+        [(f"Case {c}", colour[c]) for c in cases],
+        [],
+        "measured IR (%), its CI",
+        "predicted IR (%), its 95 % interval",
+    )
