@@ -126,6 +126,9 @@ def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, 
     # L+L in Case 2 is cheap; B+B in every case (Bonnie++'s 12 s iterations) is not.
     assert record["planned"] == ["000-7"] and list(record["over_budget"]) == ["000-9"]
     assert record["planned_min"] <= 6 and (tmp_path / "results/plan").is_dir()
+    # The factor and its source (no history here: the kept probe), in the plan's line.
+    assert record["scale"].startswith("the models ×1.00 on this host: a probe of this host")
+    assert f"by the models; {record['scale']})" in plan.plan_lines(record)[0]
     assert "B" not in cfg["studies"]["pairs"]["microservices"]
     verdict, reason = plan_reasons({"config": cfg})["000-9"]
     assert verdict == "not run in this config"
@@ -164,3 +167,5 @@ def test_the_findings_section_says_what_the_plan_ran_and_left_out():
     assert "1 need what this machine lacks (001-3)" in text
     assert "over the budget" not in plan_sentence({**record, "over_budget": {}})
     assert plan_sentence({}) == ""
+    scaled = plan_sentence({**record, "scale": "the models ×1.43 on this host: 169 earlier runs"})
+    assert "(about 38 min by the models; the models ×1.43 on this host: 169 earlier runs)" in scaled

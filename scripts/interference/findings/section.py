@@ -137,7 +137,7 @@ def plan_sentence(record: dict) -> str:
     )
     if record.get("budget_min") is not None:
         text += f" within its budget of {record['budget_min']:g} min (about {record['planned_min']:.0f} min by the models"
-        text += f", {esc(record['scale'])})" if record.get("scale") else ")"
+        text += f"; {esc(record['scale'])})" if record.get("scale") else ")"
     left = [
         (parts["over_budget"], "over the budget"),
         (parts["elsewhere"], "need another host or another definition of a study"),

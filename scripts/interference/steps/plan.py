@@ -262,9 +262,8 @@ def plan_lines(record: dict) -> list[str]:
     n = sum(len(record.get(k) or ()) for k in ("planned", "over_budget", "elsewhere", "not_testable"))
     line = f"Findings: {len(record['planned'])} of {n} asked are planned"
     if record.get("budget_min") is not None:
-        line += f" within the budget of {record['budget_min']:g} min (about {record['planned_min']:.0f} min by the models)"
-        if record.get("scale"):
-            line += f" [{record['scale']}]"
+        line += f" within the budget of {record['budget_min']:g} min (about {record['planned_min']:.0f} min by the models"
+        line += f"; {record['scale']})" if record.get("scale") else ")"
     if record["over_budget"]:
         # Each one's minutes are what it would add alone to the plan: they do not add up.
         line += f"; {len(record['over_budget'])} over the budget ({', '.join(record['over_budget'])})"
