@@ -80,4 +80,4 @@ advise: venv
 		--cores $(if $(filter command line,$(origin CORES)),$(CORES),$(shell nproc)) --memory $(or $(MEMORY),4g)
 
 validate-placement: venv
-	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement validate
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement validate $(if $(REPLICATE),--replicate $(REPLICATE))

@@ -99,3 +99,26 @@ def test_bad_input_is_named(stats, tmp_path, capsys):
     assert placement.main(["validate", "--stats", str(empty), "--host", "h"]) == 2
     assert "sensitivity.tsv is missing: run the profiling study first" in capsys.readouterr().err
     assert placement.main(["advise", "--stats", str(stats), "--services", "L", "S", "--memory", "lots"]) == 2
+
+
+def test_the_report_says_the_validation_from_its_tables_and_the_goal_verdict(stats):
+    from interference.paper.document import Document
+    from interference.studies.profiling.section import Validation, goal_verdict
+
+    assert Validation(Document(stats)).blocks() == []  # nothing validated: nothing said
+    assert placement.main(["validate", "--stats", str(stats), "--host", "h"]) == 0
+    blocks = Validation(Document(stats)).blocks()
+    text = blocks[0].content
+    summary = pd.read_csv(stats / "placement/validation_summary.tsv", sep="\t")
+    mae = summary[(summary.scope == "all") & (summary.predictor == "profile") & (summary.measure == "mae_pp")]
+    assert f"mean absolute error {mae.value.iloc[0]:.1f} IR points" in text
+    assert "against the 2 measured IRs of 2 (case, target, partner) units" in text
+    assert "**is not met**" in text and "figure" in blocks[1].extra
+    # The verdict from the summary's numbers: all met, then one missed.
+    rows = [("profile", "mae_pp", 3.0, 2.0, 4.0), ("profile", "sign_accuracy", 0.95, 0.9, 1.0),
+            ("profile", "mae_difference_vs_zero_pp", -4.0, -6.0, -1.0),
+            ("profile", "mae_difference_vs_case_mean_loo_pp", -2.0, -3.0, -0.5)]  # fmt: skip
+    good = pd.DataFrame(rows, columns=["predictor", "measure", "value", "ci_low", "ci_high"])
+    assert goal_verdict(good) == (True, [])
+    worse = good.assign(ci_high=[4.0, 1.0, -1.0, 0.5])
+    assert goal_verdict(worse) == (False, ["not shown better than the case's mean IR left one out"])

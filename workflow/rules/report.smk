@@ -100,6 +100,7 @@ rule report:
         environment="results/stats/environment.json",
         findings="results/stats/findings.tsv",
         changes=all_changes(),
+        placement=PLACEMENT_VALIDATION,
         sections=[p for s in STUDIES for p in STEP_CODE[s, "report"]],
         qmd=REPORT_QMD,
         published=PUBLISHED,

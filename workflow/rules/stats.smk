@@ -34,3 +34,45 @@ for _study in STUDIES:
         shell:
             "python -m interference.steps.statistics --study {params.study} --samples {input.samples} "
             "--out-dir {params.out_dir} --jobs {threads} > {log} 2>&1"
+
+
+# Placement advice checked (issue 35): with both the profiling and the pair study in the config,
+# the predictions from the profiles alone against the pairs measured (steps/placement.py
+# validate); the report's profiling section shows the result.
+PLACEMENT_VALIDATION = (
+    [
+        f"results/stats/placement/{name}"
+        for name in (
+            "validation.tsv",
+            "validation_summary.tsv",
+            "failures.tsv",
+            "validation.png",
+        )
+    ]
+    if {"pairs", "profiling"} <= set(STUDIES)
+    else []
+)
+
+if PLACEMENT_VALIDATION:
+
+    rule placement_validation:
+        input:
+            profiles=study_tables("profiling"),
+            measured="results/stats/pairs/interference.tsv",
+            code=[
+                os.path.join(SCRIPTS, "interference", "studies", "profiling", f"{m}.py")
+                for m in ("predict", "profiles", "validate")
+            ]
+            + [os.path.join(SCRIPTS, "interference", "steps", "placement.py")],
+        output:
+            PLACEMENT_VALIDATION,
+        log:
+            "results/logs/stats/placement.log",
+        localrule: True
+        conda:
+            "../envs/pipeline.yaml"
+        params:
+            host=HOST,
+        shell:
+            "python -m interference.steps.placement validate --stats results/stats --host {params.host} "
+            "> {log} 2>&1"

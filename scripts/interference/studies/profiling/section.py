@@ -4,11 +4,25 @@ resource it is sensitive to and the one it presses on — the inputs of the plac
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, pct
-from interference.studies.profiling.plan import RESOURCES
+from interference.studies.profiling.plan import PLACEMENTS, RESOURCES
+
+# Issue 35's goal for the predictor on the measured pairs (all cases together).
+GOAL_MAE_PP, GOAL_SIGN = 5.0, 0.90
+NAIVE = {"zero": "predicting 0", "case_mean_loo": "the case's mean IR left one out"}
+SUMMARY_NUMERIC = ("value", "ci_low", "ci_high", "units", "rows")
+ROWS_NUMERIC = (
+    "ir_measured",
+    "measured_low",
+    "measured_high",
+    "ir_predicted",
+    "predicted_low",
+    "predicted_high",
+)
 
 
 def profile_table(sensitivity: pd.DataFrame, pressure: pd.DataFrame, placement: str = "3a") -> pd.DataFrame:
@@ -57,6 +71,18 @@ class Profiling:
             )
         ]
 
+    def tables(self) -> list[Block]:
+        """A table per placement the profiles measured."""
+        measured = (
+            set(self.sensitivity["placement"].astype(str)) if "placement" in self.sensitivity else set()
+        )
+        return [b for p in PLACEMENTS if p in measured for b in self.table(p)] or [
+            md("No profiles measured.")
+        ]
+
+    def validation(self) -> list[Block]:
+        return Validation(self.doc).blocks()
+
     def table(self, placement: str = "3a") -> list[Block]:
         t = profile_table(self.sensitivity, self.pressure, placement)
         if t.empty:
@@ -83,3 +109,89 @@ class Profiling:
                 numeric_from=1,
             )
         ]
+
+
+def goal_verdict(summary: pd.DataFrame) -> tuple[bool, list[str]]:
+    """Whether the predictor meets the goal over all cases, and what misses it (summary: the
+    rows of validation_summary.tsv with scope "all", numeric)."""
+
+    def row(predictor, measure):
+        r = summary[(summary.predictor == predictor) & (summary.measure == measure)]
+        return r.iloc[0] if len(r) else None
+
+    missed = []
+    mae, sign = row("profile", "mae_pp"), row("profile", "sign_accuracy")
+    if mae is None or not mae.value <= GOAL_MAE_PP:
+        missed.append(f"mean absolute error above {num(GOAL_MAE_PP, 0)} points")
+    if sign is None or not sign.value >= GOAL_SIGN:
+        missed.append(f"sign accuracy below {pct(GOAL_SIGN, 0, sign=False)}")
+    for name, words in NAIVE.items():
+        d = row("profile", f"mae_difference_vs_{name}_pp")
+        if d is None or not d.ci_high < 0:
+            missed.append(f"not shown better than {words}")
+    return not missed, missed
+
+
+class Validation:
+    """The predictions checked on the pair study's measured pairs (results/stats/placement/, the
+    rule placement_validation), when the config has both studies."""
+
+    def __init__(self, doc):
+        self.doc = doc
+        summary = doc.stats.table("placement", "validation_summary", numeric=SUMMARY_NUMERIC)
+        self.summary = summary[summary["scope"] == "all"] if not summary.empty else summary
+        self.rows = doc.stats.table("placement", "validation", numeric=ROWS_NUMERIC)
+
+    def said(self, predictor: str, measure: str) -> str:
+        r = self.summary[(self.summary.predictor == predictor) & (self.summary.measure == measure)]
+        if r.empty or not np.isfinite(r.value.iloc[0]):
+            return "undefined"
+        r = r.iloc[0]
+        digits = 1 if measure.endswith("_pp") else 2
+        interval = f" [{num(r.ci_low, digits)}, {num(r.ci_high, digits)}]" if np.isfinite(r.ci_low) else ""
+        return f"{num(r.value, digits)}{interval}"
+
+    def blocks(self) -> list[Block]:
+        if self.summary.empty:
+            return []
+        first = self.summary.iloc[0]
+        ok, missed = goal_verdict(self.summary)
+        outside = int(
+            (~self.rows["inside_interval"].str.lower().eq("true") & self.rows.ir_predicted.notna()).sum()
+        )
+        text = (
+            f"The predictions from the profiles alone against the {int(first.rows)} measured IRs of "
+            f"{int(first.units)} (case, target, partner) units of the pair study (95 % bootstrap intervals over "
+            f"units): mean absolute error {self.said('profile', 'mae_pp')} IR points (predicting 0: "
+            f"{self.said('zero', 'mae_pp')}; {NAIVE['case_mean_loo']}: {self.said('case_mean_loo', 'mae_pp')}), "
+            f"sign accuracy {self.said('profile', 'sign_accuracy')} where the measured |IR| is at least 5 %, "
+            f"Spearman's ρ {self.said('profile', 'spearman_rho')}; {outside} measured IRs outside their "
+            "prediction's interval (results/stats/placement/failures.tsv names them). "
+        )
+        if (self.summary.predictor == "replicate").any():
+            text += (
+                f"The same pairs measured in another session score {self.said('replicate', 'mae_pp')} points "
+                "against these: the floor no prediction can be shown to beat. "
+            )
+        text += (
+            f"**The goal** (mean absolute error at most {num(GOAL_MAE_PP, 0)} points, sign accuracy at least "
+            f"{pct(GOAL_SIGN, 0, sign=False)}, better than both naive predictors) "
+            + ("**is met**." if ok else f"**is not met**: {'; '.join(missed)}.")
+        )
+        out = [md(text)]
+        scored = self.rows[self.rows.ir_predicted.notna()]
+        if not scored.empty:
+            from interference.studies.profiling.validate import figure
+
+            cases = ", ".join(sorted(set(scored.case)))
+            out.append(
+                self.doc.figure(
+                    figure(scored),
+                    f"Predicted against measured IR (percent) in Cases {esc(cases)}: the measured interval "
+                    "(its level as interference.tsv gives it) across, the prediction's 95 % interval "
+                    "(the profiles' inputs, Monte Carlo) up and down; the dashed diagonal is agreement, the "
+                    "grey bands |IR| below 5 %. results/stats/placement/validation.tsv.",
+                    "Scatter of predicted against measured interference ratios with both intervals",
+                )
+            )
+        return out
