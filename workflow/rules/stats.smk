@@ -60,7 +60,9 @@ if PLACEMENT_VALIDATION:
             profiles=study_tables("profiling"),
             measured="results/stats/pairs/interference.tsv",
             code=[
-                os.path.join(SCRIPTS, "interference", "studies", "profiling", f"{m}.py")
+                os.path.join(
+                    SCRIPTS, "interference", "studies", "profiling", f"{m}.py"
+                )
                 for m in ("predict", "profiles", "validate")
             ]
             + [os.path.join(SCRIPTS, "interference", "steps", "placement.py")],
