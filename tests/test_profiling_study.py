@@ -371,7 +371,7 @@ def test_placement_3a_runs_two_containers_and_a_server(tmp_path):
 
 
 def test_placement_3b_limits_each_container_to_cores_of_its_own(tmp_path):
-    rt, ctx, meta, rows = run_recorded(
+    rt, _, meta, rows = run_recorded(
         tmp_path, "3b/Q/memory+L", microservices=["L"], placements=["3b"], resources=["memory"], window_s=2
     )
     partner, probe = rt.started
@@ -380,7 +380,7 @@ def test_placement_3b_limits_each_container_to_cores_of_its_own(tmp_path):
     # As the pair study's Case 3b: the first core for the first container, the next for the second.
     assert (partner.cpuset, probe.cpuset) == (str(cores[0]), str(cores[1]))
     assert partner.memory == probe.memory == "2g" and partner.cpus is None
-    assert list(rows["metric"]) == ["memory_rate"] and rows["case"].iloc[0] == "3b"
+    assert list(rows["metric"]) == ["memory_rate"] and rows["case"].iloc[0] == "3b" and meta["n_failed"] == 0
 
 
 def test_placement_3b_has_no_cpu_bubble_and_its_probe_baseline_is_limited():
@@ -399,6 +399,24 @@ def test_case_1_runs_each_iteration_in_a_fresh_limited_container(tmp_path):
     assert all(s.memory == "2g" and s.cpuset is not None for s in rt.started)
     assert meta["n_iterations"] == 2 and list(rows["iteration"]) == [1, 2]
     assert rows["metric"].eq("gflops").all() and rows["status"].eq("ok").all()
+
+
+def profiles_from(tmp_path, rows):
+    """The three tables the statistics step writes from these samples, validated against their
+    schemas and read back as predict.py reads them."""
+    from interference.studies.profiling.profiles import Profiles
+
+    paths = {}
+    for name, function in (
+        ("sensitivity", sensitivity),
+        ("pressure", pressure),
+        ("limit_effect", limit_effect),
+    ):
+        paths[name] = tmp_path / f"{name}.tsv"
+        written = table(tmp_path, function, rows)
+        ProfilingStudy.tables[name].schema.validate(written, name)  # as the statistics step does
+        written.to_csv(paths[name], sep="\t", index=False)
+    return Profiles.read(paths["sensitivity"], paths["pressure"], paths["limit_effect"])
 
 
 def test_the_tables_feed_the_predictor(tmp_path):
@@ -425,17 +443,7 @@ def test_the_tables_feed_the_predictor(tmp_path):
         rows += [("1u", "Q", r, "", "", 1, f"{r}_rate", True, [99, 101])]
         rows += [("3a", "Q", r, "1", "", 1, f"{r}_rate", True, [79, 81])]
         rows += [("3a", "Q", r, "", p, 1, f"{r}_rate", True, [110, 112]) for p in ("L", "S")]
-    paths = {}
-    for name, function in (
-        ("sensitivity", sensitivity),
-        ("pressure", pressure),
-        ("limit_effect", limit_effect),
-    ):
-        paths[name] = tmp_path / f"{name}.tsv"
-        written = table(tmp_path, function, rows)
-        ProfilingStudy.tables[name].schema.validate(written, name)  # as the statistics step does
-        written.to_csv(paths[name], sep="\t", index=False)
-    profiles = Profiles.read(paths["sensitivity"], paths["pressure"], paths["limit_effect"])
+    profiles = profiles_from(tmp_path, rows)
     assert profiles.pressure_of("S", "3a", "cpu")[0] == pytest.approx(0.5)
     predicted = {r["target"]: r for r in predict_group(profiles, "3a", ["L", "S"])}
     # L beside S's pressure 0.5: half way to L's degradation at 1 core, (8.5 - 11)/11, and the
@@ -476,15 +484,7 @@ def test_case_3b_is_predicted_from_placement_3b_against_the_limited_baselines(tm
             # S presses on memory only: in 3b, halfway to the bubble; in 3a not at all (the probe faster).
             beside = [89, 91] if (pl, r) == ("3b", "memory") else [210, 212] if pl == "3a" else [101, 103]
             rows += [(pl, "Q", r, "", p, 1, f"{r}_rate", True, beside) for p in ("L", "S")]
-    paths = {}
-    for name, function in (
-        ("sensitivity", sensitivity),
-        ("pressure", pressure),
-        ("limit_effect", limit_effect),
-    ):
-        paths[name] = tmp_path / f"{name}.tsv"
-        table(tmp_path, function, rows).to_csv(paths[name], sep="\t", index=False)
-    profiles = Profiles.read(paths["sensitivity"], paths["pressure"], paths["limit_effect"])
+    profiles = profiles_from(tmp_path, rows)
     # The probe limited alone (100) and beside the 3b bubble (80): its 3b curve is -0.2 at 64 MB;
     # beside S -0.1: a pressure of 32 MB (against the unlimited 200 it would have read -0.55).
     assert profiles.pressure_of("S", "3b", "memory")[0] == pytest.approx(32.0)
