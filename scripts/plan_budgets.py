@@ -26,7 +26,9 @@ def main() -> None:
     a = ap.parse_args()
     cfg = yaml.safe_load(Path(a.config).read_text())
     # As `make paper` scales them: this host's kept scale, else its history or probe (nothing written).
-    said = estimate.host_scale(Path("results"), cfg.get("host") or socket.gethostname(), keep=False)
+    said = estimate.host_scale(
+        Path("results"), cfg.get("host") or socket.gethostname().split(".")[0], keep=False
+    )
     scale = said.factor
     seconds = lambda c: model_seconds(c, scale)
     print(estimate.scale_words(said))

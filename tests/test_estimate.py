@@ -163,7 +163,7 @@ def test_a_dry_run_prints_the_plan_with_an_estimate(tmp_path):
     out = r.stdout + r.stderr
     assert "Plan: 38 runs to do (pairs on docker: 38)." in out
     assert "Estimate: about " in out and "38 from the study's model" in out
-    # A host never seen: the models scaled by a probe of it (kept only by a budgeted plan).
+    # A host never seen: the models scaled by a probe of it.
     assert "The models are scaled ×" in out and "a probe of this host" in out
 
 
@@ -226,12 +226,14 @@ def test_a_budgeted_plan_scales_by_this_hosts_runs_once_and_keeps_that_scale(tmp
         meta = {"settings": {**settings, "repetition": rep}, "started": start}
         estimate.record({**meta, "finished": start + fixed + times * (model - fixed)}, results)
 
-    # No history: the probe's ratio (nothing kept with keep=False).
-    said = estimate.host_scale(results, "h", keep=False)
+    # No history: the probe's ratio, never kept (the plan moves once, when history comes).
+    said = estimate.host_scale(results, "h")
     assert (said.source, said.factor) == ("probe", pytest.approx(3.0))
     assert not estimate.scale_path(results, "h").exists()
     for rep in (1, 2, 3):
         ran(rep, 2.0)  # x2 by hand
+    assert estimate.host_scale(results, "h", keep=False).source == "history"
+    assert not estimate.scale_path(results, "h").exists()  # keep=False writes nothing
     said = estimate.host_scale(results, "h")
     assert said.source == "history" and said.factor == pytest.approx(2.0, rel=1e-3)
     assert "3 earlier runs" in estimate.scale_words(said) and "×2.00" in estimate.scale_words(said)

@@ -103,7 +103,7 @@ def test_bad_input_is_named(stats, tmp_path, capsys):
 
 def test_the_report_says_the_validation_from_its_tables_and_the_goal_verdict(stats):
     from interference.paper.document import Document
-    from interference.studies.profiling.section import Validation, goal_verdict
+    from interference.studies.profiling.section import Profiling, Validation, goal_verdict
 
     assert Validation(Document(stats)).blocks() == []  # nothing validated: nothing said
     assert placement.main(["validate", "--stats", str(stats), "--host", "h"]) == 0
@@ -114,6 +114,9 @@ def test_the_report_says_the_validation_from_its_tables_and_the_goal_verdict(sta
     assert f"mean absolute error {mae.value.iloc[0]:.1f} IR points" in text
     assert "against the 2 measured IRs of 2 (case, target, partner) units" in text
     assert "**is not met**" in text and "figure" in blocks[1].extra
+    # The profiling section says it only when this report's config has the pair study too.
+    assert Profiling(Document(stats, studies="profiling")).validation() == []
+    assert Profiling(Document(stats, studies="pairs,profiling")).validation()[0].content == text
     # The verdict from the summary's numbers: all met, then one missed.
     rows = [("profile", "mae_pp", 3.0, 2.0, 4.0), ("profile", "sign_accuracy", 0.95, 0.9, 1.0),
             ("profile", "mae_difference_vs_zero_pp", -4.0, -6.0, -1.0),

@@ -39,6 +39,7 @@ def profiling_cfg(**part) -> dict:
         ({"microservices": ["Q"]}, "the study's own bubble (X) or probe (Q)"),
         ({"placements": ["4"]}, "placements"),
         ({"placements": ["3b"], "resources": ["cpu"]}, "it has no cpu bubble"),
+        ({"placements": ["3b"], "limits": {"memory": "512m"}}, "limits the bubble's container to 512m"),
         ({"resources": ["gpu"]}, "resources"),
         ({"intensities": {"cpu": [0]}}, "intensities"),
         ({"intensities": {"cpu": [64]}}, "intensities.cpu has 64 cores, but this host has"),
@@ -274,7 +275,21 @@ def test_dry_run_plans_the_ci_config(tmp_path):
     for name in ("sensitivity", "pressure", "limit_effect", "summary"):
         assert f"results/stats/profiling/{name}.tsv" in text
     assert "results/raw/" in text and "/profiling/2/Q/cpu+L/rep1/meta.json" in text
+    assert "placement_validation" not in counts  # no pair study: nothing to check the predictions on
     assert not (tmp_path / "results").exists()
+
+
+def test_with_the_pair_study_the_report_checks_the_predictions_on_its_pairs(tmp_path):
+    r = subprocess.run(
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path), "-n", "-p", "--cores", "1",
+         "report/paper.html", "--configfile", str(REPO / "config/ci.yaml"), str(REPO / "config/profiling-ci.yaml")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = r.stdout + r.stderr
+    assert dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))["placement_validation"] == "1"
+    assert "interference.steps.placement validate --stats results/stats --host" in text
+    assert "--runtime docker" in text and "results/stats/placement/validation.png" in text
 
 
 # -- the runner on a runtime that starts nothing ------------------------------------------------
@@ -370,6 +385,7 @@ def test_placement_3a_runs_two_containers_and_a_server(tmp_path):
     assert list(rows["metric"]) == ["network_rate"] and rows["partner"].iloc[0] == "NS"
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="placement 3b needs two cores")
 def test_placement_3b_limits_each_container_to_cores_of_its_own(tmp_path):
     rt, _, meta, rows = run_recorded(
         tmp_path, "3b/Q/memory+L", microservices=["L"], placements=["3b"], resources=["memory"], window_s=2
@@ -377,8 +393,9 @@ def test_placement_3b_limits_each_container_to_cores_of_its_own(tmp_path):
     partner, probe = rt.started
     cores = sorted(os.sched_getaffinity(0))
     assert (partner.image, probe.image) == ("id-L", "id-Q")
-    # As the pair study's Case 3b: the first core for the first container, the next for the second.
-    assert (partner.cpuset, probe.cpuset) == (str(cores[0]), str(cores[1]))
+    # As the pair study's Case 3b, cores of their own; the measured probe on the first, as in its
+    # limited baseline (1/Q/memory), the partner on the next.
+    assert (probe.cpuset, partner.cpuset) == (str(cores[0]), str(cores[1]))
     assert partner.memory == probe.memory == "2g" and partner.cpus is None
     assert list(rows["metric"]) == ["memory_rate"] and rows["case"].iloc[0] == "3b" and meta["n_failed"] == 0
 

@@ -37,8 +37,17 @@ for _study in STUDIES:
 
 
 # Placement advice checked (issue 35): with both the profiling and the pair study in the config,
-# the predictions from the profiles alone against the pairs measured (steps/placement.py
-# validate); the report's profiling section shows the result.
+# on one host and a runtime both ran on, the predictions from the profiles alone against the
+# pairs measured (steps/placement.py validate); the report's profiling section shows the result.
+PLACEMENT_RUNTIMES = (
+    [
+        rt
+        for rt in CONFIG["studies"]["profiling"]["runtimes"]
+        if rt in CONFIG["studies"]["pairs"]["runtimes"]
+    ]
+    if {"pairs", "profiling"} <= set(STUDIES) and len(HOSTS) == 1
+    else []
+)
 PLACEMENT_VALIDATION = (
     [
         f"results/stats/placement/{name}"
@@ -49,7 +58,7 @@ PLACEMENT_VALIDATION = (
             "validation.png",
         )
     ]
-    if {"pairs", "profiling"} <= set(STUDIES)
+    if PLACEMENT_RUNTIMES
     else []
 )
 
@@ -59,13 +68,7 @@ if PLACEMENT_VALIDATION:
         input:
             profiles=study_tables("profiling"),
             measured="results/stats/pairs/interference.tsv",
-            code=[
-                os.path.join(
-                    SCRIPTS, "interference", "studies", "profiling", f"{m}.py"
-                )
-                for m in ("predict", "profiles", "validate")
-            ]
-            + [os.path.join(SCRIPTS, "interference", "steps", "placement.py")],
+            code=code_deps_closure("steps/placement.py"),
         output:
             PLACEMENT_VALIDATION,
         log:
@@ -74,7 +77,8 @@ if PLACEMENT_VALIDATION:
         conda:
             "../envs/pipeline.yaml"
         params:
-            host=HOST,
+            host=HOSTS[0],
+            runtime=PLACEMENT_RUNTIMES[0],
         shell:
             "python -m interference.steps.placement validate --stats results/stats --host {params.host} "
-            "> {log} 2>&1"
+            "--runtime {params.runtime} > {log} 2>&1"

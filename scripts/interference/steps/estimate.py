@@ -169,11 +169,12 @@ def scale_path(results: Path, host: str) -> Path:
 
 
 def host_scale(results: Path, host: str, keep: bool = True) -> Scale:
-    """The factor a budgeted plan scales the models by on `host`: made once and kept in
-    results/durations/<host>.scale.json, so that the plan (and which findings it takes) does not
-    move between invocations as runs are added; from the host's earlier runs where it has
-    MIN_HISTORY_RUNS with a model (they say how this host runs them), else from its probe.
-    keep=False: read it if kept, else make it and write nothing."""
+    """The factor a budgeted plan scales the models by on `host`: from the host's earlier runs
+    where it has MIN_HISTORY_RUNS with a model (they say how this host runs them), else from its
+    probe. A factor from history is kept in results/durations/<host>.scale.json, so that the plan
+    (and which findings it takes) does not move as more runs are added; one from the probe is
+    not (the probe can be far off: docs/planning.md), so the plan moves once, when the host first
+    has history. keep=False: read it if kept, else make it and write nothing."""
     path = scale_path(results, host)
     try:
         kept = json.loads(path.read_text())
@@ -185,7 +186,7 @@ def host_scale(results: Path, host: str, keep: bool = True) -> Scale:
     scale = model_scale(
         history(results, host), study_model, lambda: probe.cached_probe(results, host), study_fixed
     )
-    if keep:
+    if keep and scale.source == "history":
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_name(f"{path.name}.{os.getpid()}")  # whole or not at all
         part.write_text(json.dumps({**scale.__dict__, "made": time.time()}) + "\n")

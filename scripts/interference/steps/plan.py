@@ -25,6 +25,7 @@ import fnmatch
 import hashlib
 import heapq
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,9 +245,11 @@ def expand(
             fitted = fit(base, needs, seconds, left)
             plan.planned, plan.over_budget = fitted.planned, fitted.over_budget
             plan.planned_min = fitted.planned_min + FIXED_S / 60
-            if cached:
+            if cached:  # whole or not at all: job processes of the invocation read it
                 cached.parent.mkdir(parents=True, exist_ok=True)
-                cached.write_text(json.dumps(plan.record()) + "\n")
+                part = cached.with_name(f"{cached.name}.{os.getpid()}")
+                part.write_text(json.dumps(plan.record()) + "\n")
+                os.replace(part, cached)
     out = merged(base, [needs[i] for i in plan.planned])
     for name, extra in settling.items():
         out["studies"][name]["extra_repetitions"] = extra

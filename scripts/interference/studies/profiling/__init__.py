@@ -60,6 +60,16 @@ PRESSURE = TableSchema(
 )
 
 
+def megabytes(size) -> float | None:
+    """A Docker-style memory size ("512m", "2g", bytes) in MB (None: not understood)."""
+    text = str(size).strip().lower().removesuffix("b")
+    units = {"k": 1 / 1024, "m": 1, "g": 1024}
+    try:
+        return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text) / 2**20
+    except (ValueError, IndexError):
+        return None
+
+
 class ProfilingStudy(Study):
     name = "profiling"
     title = "Profiles for placement advice: each microservice beside a tunable bubble"
@@ -181,6 +191,12 @@ class ProfilingStudy(Study):
                 raise StudyConfigError(
                     f"key studies.profiling.limits.cpus has the value {cfg['limits']['cpus']}, but placement "
                     f"3b pins its two containers to {cfg['limits']['cpus']} cores each and this host has {cores}"
+                )
+            limit_mb = megabytes(cfg["limits"]["memory"])
+            if "memory" in cfg["resources"] and limit_mb and max(cfg["intensities"]["memory"]) >= limit_mb:
+                raise StudyConfigError(
+                    f"key studies.profiling.intensities.memory has {max(cfg['intensities']['memory']):g} MB, "
+                    f"but placement 3b limits the bubble's container to {cfg['limits']['memory']}: it would be killed"
                 )
             if not plan.resources_in("3b", cfg["resources"]):
                 raise StudyConfigError(

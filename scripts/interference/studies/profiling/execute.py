@@ -144,8 +144,10 @@ class ProfilingRunner:
                 ["sh", "-c", " & ".join(" ".join(a) for a in loops) + " & wait"] if len(ids) > 1 else loops[0]
             )
             name = self.ctx.name(f"c{k + 1}")
-            # Placement 3b: each container limited to cores of its own; 2 and 3a unlimited.
-            limits = limits_of(self.s["limits"], k) if "limits" in self.s else {}
+            # Placement 3b: each container limited to cores of its own, the measured member's the
+            # first (as in its limited baseline, Case 1: a probe's pressure compares it on one
+            # core); 2 and 3a unlimited.
+            limits = limits_of(self.s["limits"], 0 if self.target in ids else 1) if "limits" in self.s else {}
             self.ctx.start(self.spec(name, ids, cmd, limits), "+".join(self.role_dir(m) for m in ids))
             names.append(name)
         _, deadline = write_start_file(self.ctx.outdir, self.s["window_s"])

@@ -108,9 +108,13 @@ def runs(cfg: dict) -> list[ProfilingRun]:
     each bubble, and the probe alone, beside each bubble and beside each microservice."""
     mss, resources = cfg["microservices"], cfg["resources"]
     out = [ProfilingRun(case, ms) for ms in mss for case in ALONE_CASES]
-    out += [ProfilingRun("1u", PROBE, r) for r in resources]
-    limited = [p for p in cfg["placements"] if p in LIMITED_PLACEMENTS]
-    out += [ProfilingRun("1", PROBE, r) for r in resources if any(r in resources_in(p, [r]) for p in limited)]
+    # The probe alone, unlimited and limited, for the resources placements of that kind press on.
+    for case, kind in (
+        ("1u", lambda p: p not in LIMITED_PLACEMENTS),
+        ("1", lambda p: p in LIMITED_PLACEMENTS),
+    ):
+        used = {r for p in cfg["placements"] if kind(p) for r in resources_in(p, resources)}
+        out += [ProfilingRun(case, PROBE, r) for r in resources if r in used]
     for p in cfg["placements"]:
         for r in resources_in(p, resources):
             for x in cfg["intensities"][r]:

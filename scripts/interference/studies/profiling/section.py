@@ -81,6 +81,10 @@ class Profiling:
         ]
 
     def validation(self) -> list[Block]:
+        """The check on the measured pairs, when this config has the pair study too (a folder may
+        hold an earlier config's or a hand-made validation: not this report's)."""
+        if not {"pairs", "profiling"} <= set(self.doc.studies):
+            return []
         return Validation(self.doc).blocks()
 
     def table(self, placement: str = "3a") -> list[Block]:

@@ -272,6 +272,14 @@ def figure(rows: pd.DataFrame):
     cases = sorted(set(rows.case))
     colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(cases)}
     scored = rows[rows.ir_predicted.notna()]
+    if scored.empty:  # nothing predicted (validation.tsv's reasons say why): an empty figure saying so
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(5.6, 1.2))
+        fig.text(
+            0.5, 0.5, "No measured pair was predicted (validation.tsv says why).", ha="center", va="center"
+        )
+        return fig
     points = [
         Point(100 * r.ir_measured, 100 * r.ir_predicted, 100 * r.predicted_low, 100 * r.predicted_high,
               colour[r.case], "o", 100 * r.measured_low, 100 * r.measured_high)
