@@ -156,15 +156,9 @@ def planned_runs():
     global PLAN_SCALE
     PLAN_SCALE = estimate.model_scale(
         past,
-        lambda s: (
-            STUDIES[s["study"]].expected_seconds(s)
-            if s.get("study") in STUDIES
-            else None
-        ),
+        estimate.study_model,
         ((lambda: host_probe.cached_probe(Path("results"), HOST)) if runs else None),
-        lambda s: (
-            STUDIES[s["study"]].fixed_seconds(s) if s.get("study") in STUDIES else 0.0
-        ),
+        estimate.study_fixed,
     )
     return estimate.estimate(
         runs,

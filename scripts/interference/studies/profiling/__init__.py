@@ -14,6 +14,7 @@ from pathlib import Path
 from interference.core.microservices import registry as microservices
 from interference.core.microservices import sizes_properties, unknown_in
 from interference.core.table_schema import INTEGER, NUMBER, TEXT, TableSchema
+from interference.host import cgroups
 from interference.stats.described import DESCRIBED
 from interference.studies.base import KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.profiling import plan
@@ -58,16 +59,6 @@ PRESSURE = TableSchema(
     _CI,
     TableSchema(ci_level=TEXT, note=TEXT),
 )
-
-
-def megabytes(size) -> float | None:
-    """A Docker-style memory size ("512m", "2g", bytes) in MB (None: not understood)."""
-    text = str(size).strip().lower().removesuffix("b")
-    units = {"k": 1 / 1024, "m": 1, "g": 1024}
-    try:
-        return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text) / 2**20
-    except (ValueError, IndexError):
-        return None
 
 
 class ProfilingStudy(Study):
@@ -192,8 +183,8 @@ class ProfilingStudy(Study):
                     f"key studies.profiling.limits.cpus has the value {cfg['limits']['cpus']}, but placement "
                     f"3b pins its two containers to {cfg['limits']['cpus']} cores each and this host has {cores}"
                 )
-            limit_mb = megabytes(cfg["limits"]["memory"])
-            if "memory" in cfg["resources"] and limit_mb and max(cfg["intensities"]["memory"]) >= limit_mb:
+            limit_mb = cgroups.memory_bytes(cfg["limits"]["memory"]) / 2**20
+            if "memory" in cfg["resources"] and max(cfg["intensities"]["memory"]) >= limit_mb:
                 raise StudyConfigError(
                     f"key studies.profiling.intensities.memory has {max(cfg['intensities']['memory']):g} MB, "
                     f"but placement 3b limits the bubble's container to {cfg['limits']['memory']}: it would be killed"

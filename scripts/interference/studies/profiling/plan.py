@@ -108,13 +108,9 @@ def runs(cfg: dict) -> list[ProfilingRun]:
     each bubble, and the probe alone, beside each bubble and beside each microservice."""
     mss, resources = cfg["microservices"], cfg["resources"]
     out = [ProfilingRun(case, ms) for ms in mss for case in ALONE_CASES]
-    # The probe alone, unlimited and limited, for the resources placements of that kind press on.
-    for case, kind in (
-        ("1u", lambda p: p not in LIMITED_PLACEMENTS),
-        ("1", lambda p: p in LIMITED_PLACEMENTS),
-    ):
-        used = {r for p in cfg["placements"] if kind(p) for r in resources_in(p, resources)}
-        out += [ProfilingRun(case, PROBE, r) for r in resources if r in used]
+    # The probe alone as each placement's curves and pressures need it (baseline_case), per resource.
+    needed = {(baseline_case(p), r) for p in cfg["placements"] for r in resources_in(p, resources)}
+    out += [ProfilingRun(case, PROBE, r) for case in ("1u", "1") for r in resources if (case, r) in needed]
     for p in cfg["placements"]:
         for r in resources_in(p, resources):
             for x in cfg["intensities"][r]:

@@ -122,14 +122,7 @@ class Profiles:
 
     def has_placement(self, placement: str) -> bool:
         """Whether the profiles measured the placement at all (sensitivity and pressure)."""
-        return (
-            bool(
-                (self.sensitivity["placement"] == placement).any()
-                and (self.pressure["placement"] == placement).any()
-            )
-            if len(self.sensitivity) and len(self.pressure)
-            else False
-        )
+        return all(len(t) and (t["placement"] == placement).any() for t in (self.sensitivity, self.pressure))
 
     def profiled_resources(self) -> set[str]:
         """The resources the profiling study measured at all (a config may profile fewer than

@@ -144,7 +144,9 @@ class Validation:
         self.doc = doc
         summary = doc.stats.table("placement", "validation_summary", numeric=SUMMARY_NUMERIC)
         self.summary = summary[summary["scope"] == "all"] if not summary.empty else summary
-        self.rows = doc.stats.table("placement", "validation", numeric=ROWS_NUMERIC)
+        self.rows = doc.stats.table(
+            "placement", "validation", numeric=ROWS_NUMERIC, flags=("inside_interval",)
+        )
 
     def said(self, predictor: str, measure: str) -> str:
         r = self.summary[(self.summary.predictor == predictor) & (self.summary.measure == measure)]
@@ -160,9 +162,7 @@ class Validation:
             return []
         first = self.summary.iloc[0]
         ok, missed = goal_verdict(self.summary)
-        outside = int(
-            (~self.rows["inside_interval"].str.lower().eq("true") & self.rows.ir_predicted.notna()).sum()
-        )
+        outside = int((~self.rows.inside_interval & self.rows.ir_predicted.notna()).sum())
         text = (
             f"The predictions from the profiles alone against the {int(first.rows)} measured IRs of "
             f"{int(first.units)} (case, target, partner) units of the pair study (95 % bootstrap intervals over "
