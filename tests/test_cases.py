@@ -249,3 +249,66 @@ def test_only_the_configured_pairs_run_in_the_concurrent_cases():
     }
     assert [r["pair"] for r in cases.runs(cfg)] == ["L", "S", "L+S"]
     assert cases.images_needed(cfg) == ["base", "L", "S", "L+S"]
+
+
+def test_a_triple_runs_in_the_unlimited_cases_and_in_3b_only_where_its_cores_are(monkeypatch):
+    cfg = validate(
+        {
+            "studies": {
+                "pairs": {
+                    "microservices": ["L", "S", "NS"],
+                    "pairs": ["S+L"],
+                    "triples": ["NS+S+L"],
+                    "cases": ["1", "2", "3a", "3b"],
+                }
+            }
+        }  # fmt: skip
+    )["studies"]["pairs"]
+    assert cases.groups(cfg) == [("L", "S"), ("L", "S", "NS")]  # a triple's members in config order
+    assert cases.images_needed(cfg) == ["base", "L", "S", "NS", "L+S", "L+S+NS"]
+    assert cases.image_for("2", ["L", "S", "NS"]) == ["L+S+NS"] and cases.image_for("2", ["L"] * 3) == ["L"]
+
+    def concurrent(cores):
+        monkeypatch.setattr(cases.os, "sched_getaffinity", lambda pid: set(range(cores)))
+        return [(r["case"], r["pair"]) for r in cases.runs(cfg) if r["case"] not in cases.ALONE_CASES]
+
+    # Three containers of one core each: not on two cores (the pair still runs there).
+    assert concurrent(2) == [("2", "L+S"), ("2", "L+S+NS"), ("3a", "L+S"), ("3a", "L+S+NS"), ("3b", "L+S")]
+    assert ("3b", "L+S+NS") in concurrent(3)
+    assert cases.limits_for("3b", 2, cfg["limits"], [0, 1, 2])["cpuset"] == "2"
+    assert cases.fits("3b", 3, {**cfg["limits"], "cpu_mode": "quota"}, cores=2)
+    # Extra runs of a triple's cell only where the cell runs.
+    more = {**cfg, "extra_repetitions": {"3a/NS+L+S": 2, "3b/L+S+NS": 2}}
+    monkeypatch.setattr(cases.os, "sched_getaffinity", lambda pid: {0, 1})
+    extra = [(r["case"], r["pair"], r["repetition"]) for r in cases.runs(more) if r["repetition"] > 1]
+    assert extra == [("3a", "L+S+NS", 2), ("3a", "L+S+NS", 3)]
+    with pytest.raises(Exception, match="triples"):
+        validate({"studies": {"pairs": {"microservices": ["L", "S"], "triples": ["L+S"]}}})
+    with pytest.raises(Exception, match=r"triples\[0\].*NS is not among"):
+        validate({"studies": {"pairs": {"microservices": ["L", "S"], "triples": ["L+S+NS"]}}})
+
+
+def test_a_triples_mixed_case_puts_each_member_apart_once_beside_the_two_others_sharing():
+    cfg = validate(
+        {
+            "studies": {
+                "pairs": {
+                    "microservices": ["L", "S", "NS"],
+                    "triples": ["L+S+NS"],
+                    "cases": ["1", "2-3a"],
+                    "extra_repetitions": {"2-3a/NS+S+L": 1, "2-3a/L+NS+S": 1, "2-3a/L+S": 1},
+                }
+            }
+        }  # fmt: skip
+    )["studies"]["pairs"]
+    runs = [(r["pair"], r["repetition"]) for r in cases.runs(cfg) if r["case"] == "2-3a"]
+    # The first two share a container, the last runs apart; the extra run goes to the cell that
+    # has L apart whatever order the two sharing are written in ("L+NS+S" has S apart).
+    assert runs == [("S+NS+L", 1), ("L+NS+S", 1), ("L+S+NS", 1), ("S+NS+L", 2), ("L+NS+S", 2)]
+    assert cases.layout("2-3a", 3) == [[0, 1], [2]] and cases.image_for("2-3a", ["S", "NS", "L"]) == [
+        "S+NS",
+        "L",
+    ]
+    assert cases.images_needed(cfg) == ["base", "L", "S", "NS", "S+NS", "L+NS", "L+S"]
+    assert cases.limits_for("2-3a", 2, cfg["limits"]) == {}  # unlimited, like 2 and 3a
+    assert cases.image_for("2-3a", ["L", "L", "S"]) == ["L", "S"]

@@ -25,7 +25,7 @@ def test_shipped_configs_are_valid(name):
     cfg = load(REPO / "config" / f"{name}.yaml")
     pairs = cfg["studies"]["pairs"]
     assert pairs["microservices"]
-    assert set(pairs["window_s"]) == {"2", "3a", "3b"}
+    assert set(pairs["window_s"]) == {"2", "3a", "3b", "2-3a"}
 
 
 def test_defaults_are_filled():

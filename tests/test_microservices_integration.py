@@ -158,3 +158,26 @@ def test_case2_network_pair_in_one_container(images, tmp_path):
     rows = parse_run(tmp_path / "2/meta.json")
     assert set(rows["status"]) == {"ok"} and (rows["value"] > 0).all()
     assert_nothing_left()
+
+
+def test_case3a_triple_three_containers_each_beside_its_two_others(images, tmp_path):
+    """A group of three (the placement advice's triples): three unlimited containers released
+    together, each member's rows named beside the other two."""
+    meta = run(images, tmp_path / "3a/meta.json", "3a", "NS+NR+Y", ["NS", "NR", "Y"], window_s=3)
+    roles = sorted(c["role"] for c in meta["containers"])
+    assert roles == ["member1", "member2", "member3", "server for member1", "server for member2"]
+    assert meta["n_failed"] == 0 and all(m["iterations"] for m in meta["members"])
+    assert meta["overlap"]["end"] > meta["overlap"]["start"]  # all three ran at once
+    rows = parse_run(tmp_path / "3a/meta.json")
+    assert set(zip(rows["target"], rows["partner"])) == {("NS", "NR+Y"), ("NR", "NS+Y"), ("Y", "NR+NS")}
+    assert_nothing_left()
+
+
+def test_case_2_3a_two_of_a_triple_share_a_container_the_third_runs_apart(images, tmp_path):
+    meta = run(images, tmp_path / "m/meta.json", "2-3a", "NS+NR+Y", ["NS+NR", "NS", "NR", "Y"], window_s=3)
+    roles = sorted(c["role"] for c in meta["containers"])
+    assert roles == ["member1+member2", "member3", "server for member1", "server for member2"]
+    assert meta["n_failed"] == 0 and all(m["iterations"] for m in meta["members"])
+    rows = parse_run(tmp_path / "m/meta.json")
+    assert set(zip(rows["target"], rows["partner"])) == {("NS", "NR|Y"), ("NR", "NS|Y"), ("Y", "NR+NS")}
+    assert_nothing_left()

@@ -36,6 +36,10 @@ def test_every_run_key_of_a_config_is_a_typed_key_and_back():
         assert PairKey.from_settings(run.settings()) == run  # the settings carry the same run
     assert PAIRS.run_of("case1-end/L") == PairKey("1", ("L",), at_end=True)
     assert PAIRS.run_of("case3b/L+S") == PairKey("3b", ("L", "S"))
+    triple = PAIRS.run_of("case2/L+S+NS")  # a triple: its members in the key's order
+    assert triple == PairKey("2", ("L", "S", "NS")) and PAIRS.key_of(triple) == "case2/L+S+NS"
+    with pytest.raises(ValueError):
+        PAIRS.run_of("case2/L+S+NS+Y")
     assert PairKey("1", ("L",), at_end=True).key_case == "1-end"  # its samples' case
 
 
@@ -43,7 +47,9 @@ def test_every_run_key_of_a_config_is_a_typed_key_and_back():
     "case, members, at_end, says",
     [
         ("4", ("L",), False, "none of"),
-        ("3b", ("L",), False, "runs 2 microservice"),
+        ("3b", ("L",), False, "runs 2 or 3 microservice"),
+        ("3a", ("L", "S", "NS", "Y"), False, "runs 2 or 3 microservice"),
+        ("2-3a", ("L", "S"), False, "runs 3 microservice"),
         ("1", ("L", "S"), False, "runs 1 microservice"),
         ("3b", ("L", "S"), True, "only Case 1"),
     ],

@@ -67,3 +67,16 @@ def test_missing_raw_file_is_a_status(tmp_path):
     meta = make_run(tmp_path, "L", [None], ["ok"], case="1", members=("L",))
     df = parse_run(meta)
     assert df["status"].tolist() == ["missing output"] and df["partner"].tolist() == [""]
+
+
+def test_a_triples_member_is_beside_its_two_others_named_in_order(tmp_path):
+    meta = make_run(tmp_path, "B", ["ok"], ["ok"], case="3a", members=("S", "B", "L"))
+    df = parse_run(meta)
+    assert set(df["target"]) == {"B"} and set(df["partner"]) == {"L+S"}  # as the predictor names it
+    # Case 2-3a: S and B share a container, L runs apart.
+    shared = parse_run(
+        make_run(tmp_path / "mixed", "B", ["ok"], ["ok"], case="2-3a", members=("S", "B", "L"))
+    )
+    assert set(shared["partner"]) == {"S|L"}
+    apart = parse_run(make_run(tmp_path / "apart", "B", ["ok"], ["ok"], case="2-3a", members=("S", "L", "B")))
+    assert set(apart["partner"]) == {"L+S"}

@@ -359,11 +359,37 @@ def advice_profiles():
     return profiles_of(sens, press, limit_rows({"A": 0.1, "B": 0.02}))
 
 
+def test_a_mixed_unit_shares_with_the_one_its_label_names_and_is_apart_from_the_other():
+    p = abc_profiles()
+    # A with B in its container, C apart: cpu 1 + 0.5 = 1.5 -> -0.35 and memory 1 + 2 = 3 -> -0.35
+    # on A's same-container curves; the limit effect 0.1 (unlimited): 1.1 * 0.65 - 1.
+    row = predict.predict_unit(p, "2-3a", "A", "B|C", "m")
+    assert row["ir"] == pytest.approx(1.1 * 0.65 - 1)
+    assert row["ir"] == predict.predict_member(p, "A", "m", ["B"], ["C"]).ir
+    apart = predict.predict_unit(p, "2-3a", "C", "A+B", "m")  # the one apart: both others elsewhere
+    assert apart["ir"] == predict.predict_member(p, "C", "m", (), ["A", "B"]).ir
+    units = pd.DataFrame(
+        [("2-3a", "A", "B|C", "m"), ("2-3a", "A", "B|C", "m"), ("3a", "A", "B+C", "m"), ("2", "Z", "A", "m")],
+        columns=["case", "target", "partner", "metric"],
+    )
+    table = predict.predict_units(p, units)  # each unit once; Z, not profiled, left out
+    assert list(zip(table.case, table.target, table.partner)) == [("2-3a", "A", "B|C"), ("3a", "A", "B+C")]
+    assert table.ir[1] == predict.predict_group(p, "3a", ["A", "B", "C"])[0]["ir"]
+
+
 def test_the_placements_of_two_and_three():
     labels = [(p.label, p.limited, p.case) for p in advise.placements(["B", "A"])]
     assert labels == [("A+B", False, "2"), ("A+B", True, ""), ("A | B", False, "3a"), ("A | B", True, "3b")]
-    three = {p.label for p in advise.placements(["A", "B", "C"])}
-    assert three == {"A+B+C", "A | B+C", "A+B | C", "A+C | B", "A | B | C"}
+    three = {(p.label, p.case) for p in advise.placements(["A", "B", "C"]) if not p.limited}
+    assert three == {
+        ("A+B+C", "2"),
+        ("A | B+C", "2-3a"),
+        ("A+B | C", "2-3a"),
+        ("A+C | B", "2-3a"),
+        ("A | B | C", "3a"),
+    }
+    mixed = advise.Placement((("A",), ("B", "C")), False)
+    assert [mixed.partner_of(m) for m in "ABC"] == ["B+C", "C|A", "B|A"]  # as the pair study names them
     with pytest.raises(ValueError):
         advise.placements(["A"])
 

@@ -24,6 +24,7 @@ def test_registry_finds_the_pair_study():
     root = studies.HERE.parent
     assert [str(p.relative_to(root)) for p in studies.code_files("pairs", "parse")] == [
         "__init__.py",
+        "core/groups.py",
         "core/microservices.py",
         "core/records.py",
         "core/samples.py",

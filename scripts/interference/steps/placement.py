@@ -24,9 +24,9 @@ import pandas as pd
 
 from interference.core.microservices import registry
 from interference.studies.profiling.advise import advise
-from interference.studies.profiling.predict import predict_all
+from interference.studies.profiling.predict import predict_units
 from interference.studies.profiling.profiles import Profiles
-from interference.studies.profiling.validate import figure, validate
+from interference.studies.profiling.validate import concurrent_rows, figure, validate
 
 PROFILE_TABLES = ("sensitivity", "pressure", "limit_effect")
 SIZE = re.compile(r"^\s*([0-9.]+)\s*([kmg]?)b?\s*$", re.IGNORECASE)
@@ -119,9 +119,10 @@ def run_validate(args) -> int:
         raise PlacementError(
             f"{args.stats / 'pairs' / 'interference.tsv'} has no measured pairs of this host"
         )
-    names = sorted(set(measured["target"]) & set(profiles.sensitivity["microservice"]))
-    predicted = predict_all(profiles, names)
-    first = predict_all(profiles, names, rule="product")  # the first model, scored beside it
+    # Exactly the measured units (pairs, triples, Case 2-3a), each from the profiles alone.
+    units = concurrent_rows(measured)
+    predicted = predict_units(profiles, units)
+    first = predict_units(profiles, units, rule="product")  # the first model, scored beside it
     replicate = None
     if args.replicate:  # the same pairs measured again, in another session of this host
         replicate = measured_of(args.replicate, args.host, args.runtime)

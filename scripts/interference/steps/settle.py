@@ -51,7 +51,7 @@ def extra_runs(entry: dict, factor: float, pairs_cfg: dict) -> dict[str, int]:
     need = plan.need_of(entry)
     if isinstance(need, str):
         return {}
-    ran = {tuple(sorted(g)) for g in cases.pairs(pairs_cfg["microservices"], pairs_cfg.get("pairs"))}
+    ran = {tuple(sorted(g)) for g in cases.groups(pairs_cfg)}
     out = {}
     for case in need.part["cases"]:
         if case not in pairs_cfg["cases"]:

@@ -38,7 +38,7 @@ class PairsStudy(Study):
     title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"
     # case1-end/L: Case 1 again at the end (drift check). Read and made only through PairKey.
     run_key = KeyFormat(
-        "case{case}/{pair}", case="|".join([*cases.CASES, cases.END]), pair=r"[A-Z]+(?:\+[A-Z]+)?"
+        "case{case}/{pair}", case="|".join([*cases.CASES, cases.END]), pair=r"[A-Z]+(?:\+[A-Z]+){0,2}"
     )
     report_section = HERE / "section.qmd"
     compared = (
@@ -111,11 +111,12 @@ class PairsStudy(Study):
     def check(self, cfg: dict) -> None:
         if problem := unknown_in(cfg["microservices"], "studies.pairs.microservices"):
             raise StudyConfigError(problem)
-        for i, pair in enumerate(cfg.get("pairs", [])):
+        named = [("pairs", i, p) for i, p in enumerate(cfg.get("pairs", []))]
+        for key, i, pair in named + [("triples", i, t) for i, t in enumerate(cfg.get("triples") or [])]:
             strangers = [m for m in cases.members_of(pair) if m not in cfg["microservices"]]
             if strangers:
                 raise StudyConfigError(
-                    f"key studies.pairs.pairs[{i}] has the value {pair!r}, but {', '.join(strangers)} is not "
+                    f"key studies.pairs.{key}[{i}] has the value {pair!r}, but {', '.join(strangers)} is not "
                     f"among studies.pairs.microservices ({', '.join(cfg['microservices'])})"
                 )
         limits = cfg["limits"]

@@ -30,7 +30,7 @@ from interference.core.loop import (
 from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec
 from interference.studies.pairs import adaptive
-from interference.studies.pairs.cases import ALONE_CASES, image_for, limits_for, mark_overlap
+from interference.studies.pairs.cases import ALONE_CASES, image_for, layout, limits_for, mark_overlap
 from interference.studies.pairs.records import PairIteration, PairKey, PairMember, PairOverlap, PairResults
 
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
@@ -145,32 +145,26 @@ class CaseRun:
         # The members wait for the start file; it is written once all of them run.
         start = RELEASED_BY_FILE
         names = []
-        if case == "2":
+        images = image_for(case, self.members)
+        for container, image in zip(layout(case, len(self.members)), images):
             loops = [
-                " ".join(
-                    self.server_env(k) + loop_command(m, self.member_dir(k), 1, start, "until", 0, timeout_s)
-                )
-                + " &"
-                for k, m in enumerate(self.members)
+                self.server_env(k)
+                + loop_command(self.members[k], self.member_dir(k), 1, start, "until", 0, timeout_s)
+                for k in container
             ]
-            cmd = ["sh", "-c", " ".join(loops) + " wait"]
-            name = self.ctx.name("pair")
-            image = image_for("2", self.members)[0]
+            if len(container) == 1:
+                name, cmd = self.ctx.name(f"member{container[0] + 1}"), loops[0]
+            else:  # several loops in one container (Case 2; Case 2-3a's shared pair)
+                name = self.ctx.name(
+                    "pair" if len(container) == len(self.members) else f"shared{container[0] + 1}"
+                )
+                cmd = ["sh", "-c", " ".join(" ".join(loop) + " &" for loop in loops) + " wait"]
+            ids = [self.members[k] for k in container]
+            limits = limits_for(case, container[0], self.s["limits"])
             self.ctx.start(
-                self.spec(name, image, cmd, self.members, limits_for("2", 0, self.s["limits"])),
-                "member1+member2",
+                self.spec(name, image, cmd, ids, limits), "+".join(f"member{k + 1}" for k in container)
             )
             names.append(name)
-        else:
-            for k, m in enumerate(self.members):
-                name = self.ctx.name(f"member{k + 1}")
-                cmd = self.server_env(k) + loop_command(
-                    m, self.member_dir(k), 1, start, "until", 0, timeout_s
-                )
-                self.ctx.start(
-                    self.spec(name, m, cmd, [m], limits_for(case, k, self.s["limits"])), f"member{k + 1}"
-                )
-                names.append(name)
         if self.s.get("hold") and not wait_for_release(self.outdir, timeout_s):
             self.ctx.events.append(f"held run not released within {timeout_s:g} s: went on")
         start_at, deadline = write_start_file(self.outdir, self.s["window_s"])

@@ -4,7 +4,7 @@ the catalogue gives them (cells.py's reading of the same args)."""
 
 from __future__ import annotations
 
-from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED, pair_name
+from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES, UNLIMITED, pair_name
 
 # The microservices the papers paired: a finding that names none is about these.
 PAPERS = ("L", "S", "B", "NS", "NR", "Y")
@@ -23,7 +23,7 @@ def needs(check: str, args: dict) -> dict | str:
     partners = list(args.get("partners", PAPERS))
     if check == "partner_contrast":
         partners = [*args["a"], *[p for p in args["b"] if p not in args["a"]]]
-    cases = list(args.get("cases", CONCURRENT_CASES))
+    cases = list(args.get("cases", PAPERS_CONCURRENT_CASES))
     if check == "contrast":
         cases = [args["a"], args["b"]]
     pairs = []

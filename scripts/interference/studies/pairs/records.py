@@ -30,9 +30,12 @@ class PairKey:
             raise ValueError(f"run case {self.case!r} is none of {', '.join(cases.CASES)}")
         if self.at_end and self.case != "1":
             raise ValueError(f"only Case 1 is measured again at the end, not Case {self.case}")
-        n = 1 if self.case in cases.ALONE_CASES else 2
-        if len(self.members) != n:
-            raise ValueError(f"Case {self.case} runs {n} microservice(s), not {len(self.members)}")
+        n = {**dict.fromkeys(cases.ALONE_CASES, (1,)), cases.MIXED: (3,)}.get(
+            self.case, (2, 3)
+        )  # or a triple
+        if len(self.members) not in n:
+            said = " or ".join(map(str, n))
+            raise ValueError(f"Case {self.case} runs {said} microservice(s), not {len(self.members)}")
 
     @property
     def pair(self) -> str:

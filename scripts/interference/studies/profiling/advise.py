@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.descriptive import CONFIDENCE
-from interference.studies.profiling.predict import Profiles, partner_label, predict_member
+from interference.core.groups import partner_label
+from interference.studies.profiling.predict import Profiles, predict_member
 
 ADVICE_COLUMNS = [
     "rank", "placement", "limited", "case", "total_slowdown", "slowdown_low", "slowdown_high",
@@ -54,7 +55,16 @@ class Placement:
             return "2"
         if apart and len(self.containers) > 1:
             return "3b" if self.limited else "3a"
+        if len(self.members) == 3 and not self.limited:
+            return "2-3a"  # two share a container, the third apart
         return ""
+
+    def partner_of(self, target: str) -> str:
+        """The target's partner label (core/groups.py) in this placement."""
+        k = next(i for i, c in enumerate(self.containers) if target in c)
+        together = list(self.containers[k])
+        together.remove(target)
+        return partner_label(together, [m for i, c in enumerate(self.containers) if i != k for m in c])
 
 
 def groupings(members: list[str]) -> list[tuple[tuple[str, ...], ...]]:
@@ -127,7 +137,7 @@ def measured_total(placement: Placement, metrics: dict, measured: pd.DataFrame |
     irs = measured.set_index(["case", "target", "partner", "metric"]).ir.astype(float)
     total = 0.0
     for target in placement.members:
-        key = (placement.case, target, partner_label(placement.members, target), metrics[target])
+        key = (placement.case, target, placement.partner_of(target), metrics[target])
         if key not in irs.index or not np.isfinite(irs[key]):
             return np.nan
         total -= irs[key]

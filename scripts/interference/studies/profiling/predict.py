@@ -42,13 +42,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from interference.core.groups import partner_label, read_partner_label
 from interference.stats.descriptive import CONFIDENCE
 from interference.studies.profiling.plan import RESOURCES
 from interference.studies.profiling.profiles import Profiles
 
 CASES = ("2", "3a", "3b")
-# Case -> (the target shares its container with its partners, the containers are limited).
-CASE_LAYOUT = {"2": (True, False), "3a": (False, False), "3b": (False, True)}
+# Case -> (the target shares its container with its partners, the containers are limited); in
+# Case 2-3a (a triple: two share a container, one apart) the partner label says who shares.
+CASE_LAYOUT = {"2": (True, False), "3a": (False, False), "3b": (False, True), "2-3a": (False, False)}
 PREDICTION_COLUMNS = ["case", "target", "partner", "metric", "ir", "ir_low", "ir_high", "reason"]
 
 
@@ -167,11 +169,35 @@ def predict_member(
     return Prediction(float(point), float(low), float(high), draws, note)
 
 
-def partner_label(members, target: str) -> str:
-    """The others of a group, as interference.tsv names a partner ("S"; "B+S" for a triple)."""
+def partner_of(members, target: str, case: str) -> str:
+    """The others of a pair or triple in Case 2, 3a or 3b, as interference.tsv names the partner."""
     others = list(members)
     others.remove(target)
-    return "+".join(sorted(others))
+    return partner_label(others, ()) if CASE_LAYOUT[case][0] else partner_label((), others)
+
+
+def predict_unit(
+    profiles: Profiles, case: str, target: str, partner: str, metric: str, rule: str = RULE
+) -> dict:
+    """The row (PREDICTION_COLUMNS) of one measured unit: its target beside the partner its label
+    names (core/groups.py), in the case's containers."""
+    shares, limited = CASE_LAYOUT[case]
+    together, apart = read_partner_label(partner, shares)
+    p = predict_member(profiles, target, metric, together, apart, limited, rule)
+    row = {"case": case, "target": target, "partner": partner, "metric": metric}
+    return row | {"ir": p.ir, "ir_low": p.low, "ir_high": p.high, "reason": p.reason}
+
+
+def predict_units(profiles: Profiles, units: pd.DataFrame, rule: str = RULE) -> pd.DataFrame:
+    """Every (case, target, partner, metric) row of `units` (measured ones: pairs, triples, Case
+    2-3a) predicted from the profiles; a target or metric not profiled is left out."""
+    keys = units[["case", "target", "partner", "metric"]].astype(str).drop_duplicates()
+    rows = [
+        predict_unit(profiles, *key, rule=rule)
+        for key in keys.itertuples(index=False)
+        if key.metric in profiles.metrics_of(key.target)
+    ]
+    return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
 
 
 def predict_group(
@@ -179,15 +205,11 @@ def predict_group(
 ) -> list[dict]:
     """Rows (PREDICTION_COLUMNS) for each distinct member of a pair or triple in case 2, 3a or 3b;
     every metric of its sensitivity curves, or metrics[target] only."""
-    together, limited = CASE_LAYOUT[case]
     rows = []
     for target in dict.fromkeys(members):  # a self-pair's two copies are pooled, as measured
-        partners = partner_label(members, target).split("+")
+        partner = partner_of(members, target, case)
         for metric in [metrics[target]] if metrics else profiles.metrics_of(target):
-            inside, outside = (partners, ()) if together else ((), partners)
-            p = predict_member(profiles, target, metric, inside, outside, limited, rule)
-            row = {"case": case, "target": target, "partner": "+".join(partners), "metric": metric}
-            rows.append(row | {"ir": p.ir, "ir_low": p.low, "ir_high": p.high, "reason": p.reason})
+            rows.append(predict_unit(profiles, case, target, partner, metric, rule))
     return rows
 
 

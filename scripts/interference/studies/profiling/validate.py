@@ -107,7 +107,7 @@ def validation_rows(
 
 
 def concurrent_rows(measured: pd.DataFrame, host=None, runtime=None) -> pd.DataFrame:
-    """interference.tsv's rows of Cases 2, 3a and 3b with an IR, of one host and runtime."""
+    """interference.tsv's rows of Cases 2, 3a, 3b and 2-3a with an IR, of one host and runtime."""
     m = measured.astype({c: str for c in KEY})
     if host is not None:
         m = m[m.host.astype(str) == str(host)]
@@ -115,7 +115,7 @@ def concurrent_rows(measured: pd.DataFrame, host=None, runtime=None) -> pd.DataF
         m = m[m.runtime.astype(str) == str(runtime)]
     if "host" in m and m[["host", "runtime"]].drop_duplicates().shape[0] > 1:
         raise ValueError("interference.tsv has several hosts or runtimes: choose one (host=, runtime=)")
-    return m[m.case.isin(["2", "3a", "3b"]) & np.isfinite(m.ir.astype(float))]
+    return m[m.case.isin(["2", "3a", "3b", "2-3a"]) & np.isfinite(m.ir.astype(float))]
 
 
 def case_mean_left_one_out(rows: pd.DataFrame) -> pd.Series:
