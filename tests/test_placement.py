@@ -457,3 +457,14 @@ def test_a_resource_nobody_was_profiled_on_is_left_out_and_said():
     got = predict.predict_member(p, "A", "m", apart=["B"])
     assert got.ir == pytest.approx(1.1 * (1 - 0.2) - 1)  # the limit's removal and the cpu term only
     assert got.reason == "not profiled, left out: memory, disk, network"
+
+
+def test_the_triples_rows_are_scored_on_their_own_too():
+    rows = validation()
+    key = rows.set_index(validate.KEY).index
+    rows.loc[key.get_loc(("2", "A", "B", "m")), "partner"] = "B+C"  # error 5 points
+    rows.loc[key.get_loc(("3a", "A", "B", "m")), "partner"] = "B|C"  # error 3 points
+    table = validate.summary(rows, n_resamples=300).set_index(["scope", "predictor", "measure"])
+    assert table.loc[("triples", "profile", "mae_pp"), "value"] == pytest.approx(4.0)
+    assert table.loc[("triples", "profile", "mae_pp"), "units"] == 2
+    assert "triples" not in set(validate.summary(validation(), n_resamples=300).scope)  # pairs only: none

@@ -2,6 +2,7 @@
 
   python -m interference.steps.placement advise --services L S NR --cores 2 --memory 4g
   python -m interference.steps.placement validate [--replicate OTHER/results/stats]
+  python -m interference.steps.placement check --services L S NS --cores 2 --memory 4g
 
 `advise` ranks every placement of the services on a host of CORES cores and MEMORY memory by
 predicted total slowdown (each microservice's first declared metric unless --metric ID=NAME),
@@ -9,7 +10,9 @@ with the pair study's measurement beside it where one exists, prints the table a
 results/stats/placement/advice-<services>.tsv. `validate` predicts every pair the profiles
 cover, in Cases 2, 3a and 3b, and compares them with the pair study's interference.tsv:
 validation.tsv, validation_summary.tsv, failures.tsv and validation.png (predicted against
-measured, both intervals) in results/stats/placement/. Both read
+measured, both intervals) in results/stats/placement/. `check` advises, then compares the
+recommended and the worst-ranked of the measured placements run by run (advice_check.py:
+results/stats/placement/advice-check-<services>.tsv). All read
 the tables of one host and runtime (default: this host, docker); a missing table is named."""
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from pathlib import Path
 import pandas as pd
 
 from interference.core.microservices import registry
-from interference.studies.profiling.advise import advise
+from interference.studies.profiling import advice_check
+from interference.studies.profiling.advise import advise, placements
 from interference.studies.profiling.predict import predict_units
 from interference.studies.profiling.profiles import Profiles
 from interference.studies.profiling.validate import concurrent_rows, figure, validate
@@ -92,7 +96,8 @@ def metrics_for(services: list[str], chosen: list[str]) -> dict[str, str]:
     return out
 
 
-def run_advise(args) -> int:
+def advice_of(args) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The advice table of args.services (written to results/stats/placement/) and the metrics."""
     if not 2 <= len(args.services) <= 3 or len(set(args.services)) != len(args.services):
         raise PlacementError("--services takes 2 or 3 different microservices")
     metrics = metrics_for(args.services, args.metric)
@@ -102,6 +107,33 @@ def run_advise(args) -> int:
     out = args.stats / "placement" / f"advice-{'+'.join(args.services)}.tsv"
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, sep="\t", index=False)
+    return table, metrics
+
+
+def run_check(args) -> int:
+    table, metrics = advice_of(args)
+    if not args.samples.exists():
+        raise PlacementError(f"{args.samples} is missing: run the pair study with these placements first")
+    samples = one_host(
+        pd.read_csv(args.samples, sep="\t", low_memory=False), args.host, args.runtime, args.samples
+    )
+    by_label = {p.label: p for p in placements(args.services)}
+    labels_of = lambda label: {m: by_label[label].partner_of(m) for m in by_label[label].members}  # noqa: E731
+    result = advice_check.check(table, samples, labels_of, metrics)
+    out = args.stats / "placement" / f"advice-check-{'+'.join(args.services)}.tsv"
+    result.to_csv(out, sep="\t", index=False)
+    if result.empty:
+        print(f"fewer than two ranked placements of {', '.join(args.services)} measured "
+              f"{advice_check.MIN_RUNS} times or more: nothing to check (written: {out})")  # fmt: skip
+        return 0
+    print(result.to_string(index=False, na_rep="–"))
+    print(f"written: {out}")
+    return 0
+
+
+def run_advise(args) -> int:
+    table, metrics = advice_of(args)
+    out = args.stats / "placement" / f"advice-{'+'.join(args.services)}.tsv"
     shown = table[["rank", "placement", "limited", "total_slowdown", "slowdown_low", "slowdown_high",
                    "measured_total_slowdown", "excluded_because", "reason"]]  # fmt: skip
     print(f"Placements of {', '.join(args.services)} on {args.cores} cores and {args.memory} "
@@ -144,7 +176,7 @@ def run_validate(args) -> int:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=["advise", "validate"])
+    ap.add_argument("command", choices=["advise", "validate", "check"])
     ap.add_argument("--stats", type=Path, default=Path("results/stats"))
     ap.add_argument("--host", default=socket.gethostname().split(".")[0])
     ap.add_argument("--runtime", default="docker")
@@ -155,6 +187,12 @@ def main(argv=None) -> int:
         "the floor: the measurement predicting itself)",
     )
     ap.add_argument("--services", nargs="+", default=[])
+    ap.add_argument(
+        "--samples",
+        type=Path,
+        default=Path("results/parsed/pairs/samples.tsv"),
+        help="check: the pair study's samples",
+    )
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--memory", default="4g")
     ap.add_argument(
@@ -163,7 +201,7 @@ def main(argv=None) -> int:
     ap.add_argument("--metric", action="append", default=[], help="ID=METRIC, e.g. S=triad")
     args = ap.parse_args(argv)
     try:
-        return run_advise(args) if args.command == "advise" else run_validate(args)
+        return {"advise": run_advise, "validate": run_validate, "check": run_check}[args.command](args)
     except PlacementError as e:
         print(f"placement: {e}", file=sys.stderr)
         return 2

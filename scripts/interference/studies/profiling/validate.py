@@ -178,12 +178,15 @@ def unit_bootstrap(statistic, n_units: int, seed: int, key: tuple, n_resamples: 
 
 
 def summary(rows: pd.DataFrame, seed: int = SEED, n_resamples: int = N_RESAMPLES) -> pd.DataFrame:
-    """The summary table (SUMMARY_COLUMNS), over all cases and per case."""
+    """The summary table (SUMMARY_COLUMNS), over all cases, per case, and over the triples' rows
+    (a partner naming two others) where there are any."""
     needed = ["ir_measured", "ir_predicted", "ir_case_mean_loo"]
     # Every predictor on the same rows (those given: the first model, the replicate).
     needed += [c for c in ("ir_product", "ir_replicate") if rows[c].notna().any()]
     scored = rows.dropna(subset=needed)
     scopes = [("all", scored), *((f"case {c}", g) for c, g in scored.groupby("case"))]
+    triples = scored[scored.partner.astype(str).str.contains(r"[+|]")]
+    scopes += [("triples", triples)] if len(triples) else []
     out = [row for scope, part in scopes for row in _scope_rows(scope, part, seed, n_resamples)]
     return pd.DataFrame(out, columns=SUMMARY_COLUMNS)
 
