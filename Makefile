@@ -9,7 +9,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= 1
 CONFIG ?= config/config.yaml
 
-.PHONY: paper settle test engine venv bytecode check-config save regression-check advise validate-placement
+.PHONY: paper settle test engine venv bytecode check-config save regression-check advise check-advice validate-placement
 
 $(VENV)/.installed: requirements.txt requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -73,11 +73,18 @@ regression-check: venv
 # Placement advice from the profiling study (config/profiling.yaml) on this host: every placement
 # of 2 or 3 microservices ranked by predicted slowdown, measured pairs beside it
 # (make advise SERVICES="L S NR" CORES=2 MEMORY=4g; CORES defaults to this host's); and the predictor checked against the pair
-# study's measured pairs (results/stats/placement/validation*.tsv).
+# study's measured pairs (results/stats/placement/validation*.tsv); make check-advice: the
+# advice's recommended and worst-ranked placements compared on their measured runs
+# (config/triples-check.yaml measures a set of three in every placement).
+ADVICE_ARGS = --services $(SERVICES) --memory $(or $(MEMORY),4g) \
+	--cores $(if $(filter command line,$(origin CORES)),$(CORES),$(shell nproc))
 advise: venv
 	@test -n "$(SERVICES)" || { echo 'usage: make advise SERVICES="L S NR" [CORES=2] [MEMORY=4g]'; exit 2; }
-	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement advise --services $(SERVICES) \
-		--cores $(if $(filter command line,$(origin CORES)),$(CORES),$(shell nproc)) --memory $(or $(MEMORY),4g)
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement advise $(ADVICE_ARGS)
+
+check-advice: venv
+	@test -n "$(SERVICES)" || { echo 'usage: make check-advice SERVICES="L S NS" [CORES=2] [MEMORY=4g]'; exit 2; }
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement check $(ADVICE_ARGS)
 
 validate-placement: venv
 	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement validate $(if $(REPLICATE),--replicate $(REPLICATE))

@@ -125,3 +125,65 @@ def test_the_report_says_the_validation_from_its_tables_and_the_goal_verdict(sta
     assert goal_verdict(good) == (True, [])
     worse = good.assign(ci_high=[4.0, 1.0, -1.0, 0.5])
     assert goal_verdict(worse) == (False, ["not shown better than the case's mean IR left one out"])
+
+
+def samples_of(runs) -> pd.DataFrame:
+    """samples.tsv rows: (case, target, partner, repetition, metric, value)."""
+    return pd.DataFrame(
+        [
+            WHERE
+            | {
+                "case": c,
+                "target": t,
+                "partner": p,
+                "repetition": r,
+                "metric": k,
+                "value": v,
+                "higher_is_better": True,
+                "in_overlap": True,
+                "status": "ok",
+            }
+            for c, t, p, r, k, v in runs
+        ]  # fmt: skip
+    )
+
+
+BASELINES = [("1", "L", "", 1, "gflops", 10.0), ("1", "S", "", 1, "copy", 100.0)]
+# Apart (3a, ranked first): totals 0.1 + 0 and 0.05 - 0.01; together (2, ranked third): 0.3 + 0.05, 0.2 + 0.01.
+APART = [("3a", "L", "S", 1, "gflops", 9.0), ("3a", "L", "S", 2, "gflops", 9.5),
+         ("3a", "S", "L", 1, "copy", 100.0), ("3a", "S", "L", 2, "copy", 101.0)]  # fmt: skip
+TOGETHER = [("2", "L", "S", 1, "gflops", 7.0), ("2", "L", "S", 2, "gflops", 8.0),
+            ("2", "S", "L", 1, "copy", 95.0), ("2", "S", "L", 2, "copy", 99.0)]  # fmt: skip
+
+
+def test_check_compares_the_recommended_and_the_worst_measured_placement_and_the_report_says_it(
+    stats, capsys
+):
+    from interference.paper.document import Document
+    from interference.studies.profiling.section import Validation, advice_check_text
+    from scipy import stats as scipy_stats
+
+    path = stats.parent / "samples.tsv"
+    samples_of(BASELINES + APART + TOGETHER).to_csv(path, sep="\t", index=False)
+    args = ["check", "--stats", str(stats), "--samples", str(path), "--host", "h", "--services", "L", "S",
+            "--cores", "2", "--memory", "4g"]  # fmt: skip
+    assert placement.main(args) == 0
+    out = pd.read_csv(stats / "placement/advice-check-L+S.tsv", sep="\t")
+    assert list(out.placement[:2]) == ["L | S", "L+S"] and list(out.runs[:2]) == [2, 2]
+    assert out.measured_total[:2].tolist() == pytest.approx([0.07, 0.28])
+    welch = scipy_stats.ttest_ind([0.1, 0.04], [0.35, 0.21], equal_var=False).confidence_interval(0.95)
+    assert (out.difference_low[2], out.difference_high[2]) == (
+        pytest.approx(welch.low),
+        pytest.approx(welch.high),
+    )
+    verdict = "matches" if welch.high < 0 else "undecided"
+    assert out.verdict[2] == verdict
+    text = Validation(Document(stats)).advice_checks()
+    assert len(text) == 1 and "L | S (rank 1" in advice_check_text(text[0])
+    # The text follows the table: another verdict, other words.
+    flipped = out.assign(verdict=["", "", "reversed"])
+    assert "is the reverse" in advice_check_text(flipped) and "is the reverse" not in advice_check_text(out)
+    # Only one placement measured: nothing to check, and said so.
+    samples_of(BASELINES + APART).to_csv(path, sep="\t", index=False)
+    assert placement.main(args) == 0 and "nothing to check" in capsys.readouterr().out
+    assert (stats / "placement/advice-check-L+S.tsv").read_text().count("\n") == 1  # the header only

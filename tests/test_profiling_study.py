@@ -290,6 +290,19 @@ def test_with_the_pair_study_the_report_checks_the_predictions_on_its_pairs(tmp_
     assert dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))["placement_validation"] == "1"
     assert "interference.steps.placement validate --stats results/stats --host" in text
     assert "--runtime docker" in text and "results/stats/placement/validation.png" in text
+    # With a triple of profiled microservices measured: its advice checked for the report too.
+    triple = "studies: {pairs: {triples: [L+S+NS, L+S+S], cases: ['1', '2-3a']}, profiling: {microservices: [L, S, NS]}}"
+    (tmp_path / "triple.yaml").write_text(triple + "\n")
+    r = subprocess.run(
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path), "-n", "-p", "--cores", "1",
+         "report/paper.html", "--configfile", str(REPO / "config/ci.yaml"), str(REPO / "config/profiling-ci.yaml"),
+         str(tmp_path / "triple.yaml")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "placement check --stats results/stats --samples results/parsed/pairs/samples.tsv" in r.stdout
+    assert "--services L S NS --cores" in r.stdout and "advice-check-L+S+NS.tsv" in r.stdout
+    assert "advice-check-L+S+S" not in r.stdout  # advice is for three different microservices
 
 
 # -- the runner on a runtime that starts nothing ------------------------------------------------

@@ -101,6 +101,7 @@ rule report:
         findings="results/stats/findings.tsv",
         changes=all_changes(),
         placement=PLACEMENT_VALIDATION,
+        advice=ADVICE_CHECKS,
         sections=[p for s in STUDIES for p in STEP_CODE[s, "report"]],
         qmd=REPORT_QMD,
         published=PUBLISHED,

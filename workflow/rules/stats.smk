@@ -61,6 +61,20 @@ PLACEMENT_VALIDATION = (
     if PLACEMENT_RUNTIMES
     else []
 )
+# Each triple the pair study measured: the advice for its three microservices on this host,
+# its recommended and worst-ranked measured placements compared run by run (placement check).
+ADVICE_CHECKS = (
+    [
+        f"results/stats/placement/advice-check-{triple}.tsv"
+        for triple in CONFIG["studies"]["pairs"].get("triples") or []
+        # three different microservices, each profiled
+        if len(set(triple.split("+"))) == 3
+        and set(triple.split("+"))
+        <= set(CONFIG["studies"]["profiling"]["microservices"])
+    ]
+    if PLACEMENT_RUNTIMES
+    else []
+)
 
 if PLACEMENT_VALIDATION:
 
@@ -82,3 +96,31 @@ if PLACEMENT_VALIDATION:
         shell:
             "python -m interference.steps.placement validate --stats results/stats --host {params.host} "
             "--runtime {params.runtime} > {log} 2>&1"
+
+    rule advice_check:
+        input:
+            profiles=study_tables("profiling"),
+            measured="results/stats/pairs/interference.tsv",
+            samples="results/parsed/pairs/samples.tsv",
+            code=code_deps_closure("steps/placement.py"),
+        output:
+            check="results/stats/placement/advice-check-{services}.tsv",
+            advice="results/stats/placement/advice-{services}.tsv",
+        log:
+            "results/logs/stats/advice-check-{services}.log",
+        wildcard_constraints:
+            services=r"[A-Z]+(\+[A-Z]+)+",
+        localrule: True
+        conda:
+            "../envs/pipeline.yaml"
+        params:
+            host=HOSTS[0],
+            runtime=PLACEMENT_RUNTIMES[0],
+            services=lambda wildcards: wildcards.services.replace("+", " "),
+            # This host's cores and memory: the advice is for the host that measured.
+            cores=os.cpu_count(),
+            memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+        shell:
+            "python -m interference.steps.placement check --stats results/stats --samples {input.samples} "
+            "--host {params.host} --runtime {params.runtime} --services {params.services} "
+            "--cores {params.cores} --memory {params.memory} > {log} 2>&1"

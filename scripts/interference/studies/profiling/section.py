@@ -4,11 +4,14 @@ resource it is sensitive to and the one it presses on — the inputs of the plac
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, pct
+from interference.report.load import read_tsv
 from interference.studies.profiling.plan import PLACEMENTS, RESOURCES
 
 # Issue 35's goal for the predictor on the measured pairs (all cases together).
@@ -144,12 +147,14 @@ class Validation:
         self.doc = doc
         summary = doc.stats.table("placement", "validation_summary", numeric=SUMMARY_NUMERIC)
         self.summary = summary[summary["scope"] == "all"] if not summary.empty else summary
+        self.scoped = dict(tuple(summary.groupby("scope"))) if not summary.empty else {}
         self.rows = doc.stats.table(
             "placement", "validation", numeric=ROWS_NUMERIC, flags=("inside_interval",)
         )
 
-    def said(self, predictor: str, measure: str) -> str:
-        r = self.summary[(self.summary.predictor == predictor) & (self.summary.measure == measure)]
+    def said(self, predictor: str, measure: str, scope: str = "all") -> str:
+        summary = self.summary if scope == "all" else self.scoped.get(scope, pd.DataFrame())
+        r = summary[(summary.predictor == predictor) & (summary.measure == measure)]
         if r.empty or not np.isfinite(r.value.iloc[0]):
             return "undefined"
         r = r.iloc[0]
@@ -177,6 +182,14 @@ class Validation:
                 f"The same pairs measured in another session score {self.said('replicate', 'mae_pp')} points "
                 "against these: the floor no prediction can be shown to beat. "
             )
+        if "triples" in self.scoped:
+            t = self.scoped["triples"].iloc[0]
+            text += (
+                f"Of these, the {int(t.rows)} IRs of {int(t.units)} units measured in triples: mean absolute "
+                f"error {self.said('profile', 'mae_pp', 'triples')} points (predicting 0: "
+                f"{self.said('zero', 'mae_pp', 'triples')}), sign accuracy "
+                f"{self.said('profile', 'sign_accuracy', 'triples')}. "
+            )
         text += (
             f"**The goal** (mean absolute error at most {num(GOAL_MAE_PP, 0)} points, sign accuracy at least "
             f"{pct(GOAL_SIGN, 0, sign=False)}, better than both naive predictors) "
@@ -198,4 +211,42 @@ class Validation:
                     "Scatter of predicted against measured interference ratios with both intervals",
                 )
             )
-        return out
+        return out + [md(advice_check_text(t)) for t in self.advice_checks()]
+
+    def advice_checks(self) -> list[pd.DataFrame]:
+        paths = sorted((self.doc.stats.root / "placement").glob("advice-check-*.tsv"))
+        numeric = ("rank", "predicted_total", "predicted_low", "predicted_high", "measured_total", "runs",
+                   "difference", "difference_low", "difference_high", "df")  # fmt: skip
+        tables = [read_tsv(p, numeric) for p in paths]
+        return [t for t in tables if len(t) == 3]
+
+
+VERDICT_WORDS = {
+    "matches": "the measured order **matches** the advice",
+    "reversed": "the measured order **is the reverse** of the advice's",
+    "undecided": "the runs **do not decide** whether the measured order matches the advice",
+}
+
+
+def advice_check_text(t: pd.DataFrame) -> str:
+    """The advice's recommended and worst-ranked measured placement of a set, with the verdict
+    (advice_check.py's table: two placements, then their difference)."""
+    best, worst, diff = t.iloc[0], t.iloc[1], t.iloc[2]
+    members = sorted(
+        {m for label in (best.placement, worst.placement) for m in re.split(r"[ |+]+", label) if m}
+    )
+
+    def placed(r) -> str:
+        return (
+            f"{esc(r.placement)} (rank {int(r['rank'])}; predicted total slowdown {num(r.predicted_total, 2)} "
+            f"[{num(r.predicted_low, 2)}, {num(r.predicted_high, 2)}], measured {num(r.measured_total, 2)} "
+            f"over {int(r.runs)} runs)"
+        )
+
+    return (
+        f"**The advice checked on measured placements of {', '.join(members)}.** Recommended among the "
+        f"measured: {placed(best)}; worst ranked: {placed(worst)}. Measured difference (recommended − worst, "
+        f"runs as the unit, Welch's 95 % interval): {num(diff.difference, 2)} [{num(diff.difference_low, 2)}, "
+        f"{num(diff.difference_high, 2)}]: {VERDICT_WORDS.get(diff.verdict, diff.verdict)}. "
+        "results/stats/placement/advice-check-*.tsv."
+    )
