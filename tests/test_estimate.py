@@ -3,7 +3,9 @@ else the study's model, else no estimate; the progress line."""
 
 import io
 import json
+import os
 import subprocess
+import time
 
 import pytest
 from conftest import REPO, SNAKEMAKE
@@ -143,6 +145,23 @@ def test_progress_prints_a_line_when_a_run_finishes(tmp_path):
     assert out.getvalue().startswith("run 1 of 1 done, about ")
 
 
+def test_a_planned_run_whose_meta_exists_is_done_when_it_is_written_again(tmp_path):
+    """The drift check's runs run again after new runs: their old meta.json is not a finish."""
+    meta = tmp_path / "end.json"
+    meta.write_text(json.dumps({"started": 0.0, "finished": 60.0}))
+    old = meta.stat().st_mtime
+    runs = [estimate.PlannedRun("pairs", "docker", "case1-end/L", 1, str(meta), {}, 60.0, "model")]
+    out = io.StringIO()
+    p = estimate.Progress(runs, stream=out, poll_s=0.05)
+    p.start()
+    time.sleep(0.3)
+    assert out.getvalue() == "" and p.is_alive()
+    meta.write_text(json.dumps({"started": 100.0, "finished": 160.0}))
+    os.utime(meta, (old + 5, old + 5))  # rewritten: a later modification time
+    p.join(timeout=10)
+    assert out.getvalue().startswith("run 1 of 1 done, about ")
+
+
 def test_a_dry_run_prints_the_plan_with_an_estimate(tmp_path):
     r = subprocess.run(
         [
@@ -243,3 +262,25 @@ def test_a_budgeted_plan_scales_by_this_hosts_runs_once_and_keeps_that_scale(tmp
     assert estimate.host_scale(results, "h").factor == pytest.approx(2.0, rel=1e-3)
     estimate.scale_path(results, "h").unlink()  # deleted: made again, from all six runs
     assert estimate.host_scale(results, "h").factor == pytest.approx(4.0, rel=1e-3)
+
+
+def test_the_plan_counts_the_drift_checks_runs_that_run_again_after_a_new_run(tmp_path):
+    """config/ci.yaml measured but one run: that run, and the four Case 1 baselines measured
+    again after all others (they wait for it), are to do."""
+    from interference import studies
+    from interference.steps.config import load
+
+    cfg = load(REPO / "config/ci.yaml")
+    pairs = studies.get("pairs")
+    keys = pairs.runs(cfg["studies"]["pairs"])
+    for k in keys[1:]:
+        meta = tmp_path / f"results/raw/{cfg['host']}/docker/pairs/{k.key}/rep{k.repetition}/meta.json"
+        meta.parent.mkdir(parents=True)
+        meta.write_text("{}")
+    r = subprocess.run(
+        [SNAKEMAKE, "-n", "-d", str(tmp_path), "report/paper.html", "--configfile", str(REPO / "config/ci.yaml")],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    ends = [k for k in keys if pairs.after_all(k.key)]
+    assert len(ends) == 4 and not pairs.after_all(keys[0].key)
+    assert "Plan: 5 runs to do (pairs on docker: 5)." in r.stdout + r.stderr, (r.stdout + r.stderr)[-2000:]

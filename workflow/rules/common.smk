@@ -124,14 +124,21 @@ RUN_PLAN = run_order.plan(
 
 def planned_runs():
     """The runs still without meta.json, in plan order, each with its expected duration
-    (steps/estimate.py, from the past runs of its host)."""
+    (steps/estimate.py, from the past runs of its host); and a run its study measures after
+    all others (the drift check's) where one of those is to do, since it then runs again."""
+    every = [(s, h, rt, r) for s in STUDIES for h, rt, r in host_runs(s)]
     todo = [
         (s, h, rt, r)
-        for s in STUDIES
-        for h, rt, r in host_runs(s)
+        for s, h, rt, r in every
         if not os.path.exists(
             RUN_META.format(host=h, runtime=rt, study=s, key=r.key, rep=r.repetition)
         )
+    ]
+    busy = {(s, h, rt) for s, h, rt, r in todo if not STUDIES[s].after_all(r.key)}
+    todo += [
+        t
+        for t in every
+        if t[:3] in busy and STUDIES[t[0]].after_all(t[3].key) and t not in todo
     ]
     todo.sort(key=lambda t: RUN_PLAN.get((t[0], t[2], t[3].key, t[3].repetition), 0))
     runs = [

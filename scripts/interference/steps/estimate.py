@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import fcntl
 import json
+import math
 import os
 import statistics
 import sys
@@ -282,6 +283,14 @@ def _took(meta_path: str) -> float:
         return 0.0
 
 
+def _mtime(path: str) -> float:
+    """The file's modification time, -inf when it does not exist."""
+    try:
+        return os.stat(path).st_mtime
+    except FileNotFoundError:
+        return -math.inf
+
+
 class Progress(threading.Thread):
     """Prints "run 12 of 60 done, about 14 min left" whenever a planned run's meta.json appears."""
 
@@ -314,9 +323,11 @@ class Progress(threading.Thread):
     def run(self) -> None:
         done: list[PlannedRun] = []
         seen: set[str] = set()
+        # A planned run whose meta.json exists runs again (the drift check's): done when rewritten.
+        before = {r.meta: _mtime(r.meta) for r in self.runs}
         while len(done) < len(self.runs):
             # Only the runs not yet seen finished are looked at again.
-            new = [r for r in self.runs if r.meta not in seen and Path(r.meta).exists()]
+            new = [r for r in self.runs if r.meta not in seen and _mtime(r.meta) > before[r.meta]]
             if new:
                 done += new
                 seen.update(r.meta for r in new)
