@@ -125,7 +125,8 @@ RUN_PLAN = run_order.plan(
 def planned_runs():
     """The runs still without meta.json, in plan order, each with its expected duration
     (steps/estimate.py, from the past runs of its host); and a run its study measures after
-    all others (the drift check's) where one of those is to do, since it then runs again."""
+    all others (the drift check's) where one of those is to do, since it then runs again.
+    """
     every = [(s, h, rt, r) for s in STUDIES for h, rt, r in host_runs(s)]
     todo = [
         (s, h, rt, r)
