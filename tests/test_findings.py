@@ -387,3 +387,14 @@ def test_the_control_partner_enters_a_findings_cells_only_where_named():
     }
     named = _select(df, {"partners": ["P"]})
     assert list(named["target"]) == ["NR"]  # the control as partner, not as target
+
+
+def test_a_findings_cells_are_the_papers_pairs_not_the_advices_triples():
+    from interference.studies.pairs.findings.cells import _select
+
+    df = pd.DataFrame(
+        {"case": ["2", "2", "2-3a", "3a"], "target": ["L"] * 4, "partner": ["S", "S+Y", "S|Y", "L"]}
+    )
+    assert list(_select(df, {}).partner) == ["S", "L"]
+    assert list(_select(df, {"pairing": "mixed"}).partner) == ["S"]  # a triple is not a "mixed pair"
+    assert list(_select(df, {"cases": ["2-3a"]}).partner) == []

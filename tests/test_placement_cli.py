@@ -178,8 +178,8 @@ def test_check_compares_the_recommended_and_the_worst_measured_placement_and_the
     )
     verdict = "matches" if welch.high < 0 else "undecided"
     assert out.verdict[2] == verdict
-    text = Validation(Document(stats)).advice_checks()
-    assert len(text) == 1 and "L | S (rank 1" in advice_check_text(text[0])
+    checks = Validation(Document(stats)).advice_checks()
+    assert [name for name, _ in checks] == ["L+S"] and "L | S (rank 1" in advice_check_text(checks[0][1])
     # The text follows the table: another verdict, other words.
     flipped = out.assign(verdict=["", "", "reversed"])
     assert "is the reverse" in advice_check_text(flipped) and "is the reverse" not in advice_check_text(out)
@@ -187,3 +187,5 @@ def test_check_compares_the_recommended_and_the_worst_measured_placement_and_the
     samples_of(BASELINES + APART).to_csv(path, sep="\t", index=False)
     assert placement.main(args) == 0 and "nothing to check" in capsys.readouterr().out
     assert (stats / "placement/advice-check-L+S.tsv").read_text().count("\n") == 1  # the header only
+    ((name, table),) = Validation(Document(stats)).advice_checks()
+    assert "The advice for L, S could not be checked" in advice_check_text(table, name)

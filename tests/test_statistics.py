@@ -395,6 +395,21 @@ def test_anova_detects_strong_case_effect():
     assert list(a.columns) == st.ANOVA_COLUMNS
 
 
+def test_a_triples_rows_stay_out_of_the_papers_anova_and_tukey_tests_but_get_their_ir():
+    rng = np.random.default_rng(3)
+    pairs = design({"2": 0.0, "3a": 5.0, "3b": 10.0})
+    triple = frame(
+        rows("2", "L", "S+Y", rng.normal(30, 1, 10)), rows("2-3a", "L", "S|Y", rng.normal(40, 1, 10))
+    )
+    base = frame(rows("1", "L", "", rng.normal(20, 1, 10)))
+    both = pd.concat([pairs, triple, base], ignore_index=True)
+    assert sig.anova(both).equals(sig.anova(pd.concat([pairs, base])))
+    ph = sig.posthoc(both)
+    assert set(ph.partner) == {"L", "S"} and "2-3a" not in set(ph.group1) | set(ph.group2)
+    ir = st.interference_ratios(both)
+    assert {("2", "S+Y"), ("2-3a", "S|Y")} <= set(zip(ir.case, ir.partner))  # the advice's IRs are kept
+
+
 def test_anova_no_effect_no_huge_F():
     a = sig.anova(design({"2": 0.0, "3a": 0.0, "3b": 0.0}, seed=1))
     case = one(a, term="case")

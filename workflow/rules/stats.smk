@@ -117,8 +117,10 @@ if PLACEMENT_VALIDATION:
             host=HOSTS[0],
             runtime=PLACEMENT_RUNTIMES[0],
             services=lambda wildcards: wildcards.services.replace("+", " "),
-            # This host's cores and memory: the advice is for the host that measured.
-            cores=os.cpu_count(),
+            # The cores and memory of the machine running the workflow: the host that measured
+            # (placement checks run on one host; under Slurm the node may differ, and the rule
+            # then advises for this machine).
+            cores=len(os.sched_getaffinity(0)),
             memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
         shell:
             "python -m interference.steps.placement check --stats results/stats --samples {input.samples} "

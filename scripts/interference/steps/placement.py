@@ -7,8 +7,9 @@
 `advise` ranks every placement of the services on a host of CORES cores and MEMORY memory by
 predicted total slowdown (each microservice's first declared metric unless --metric ID=NAME),
 with the pair study's measurement beside it where one exists, prints the table and writes
-results/stats/placement/advice-<services>.tsv. `validate` predicts every pair the profiles
-cover, in Cases 2, 3a and 3b, and compares them with the pair study's interference.tsv:
+results/stats/placement/advice-<services>.tsv. `validate` predicts every unit the pair study
+measured (pairs and triples, Cases 2, 3a, 3b and 2-3a) whose microservices the profiles cover,
+and compares them with the pair study's interference.tsv:
 validation.tsv, validation_summary.tsv, failures.tsv and validation.png (predicted against
 measured, both intervals) in results/stats/placement/. `check` advises, then compares the
 recommended and the worst-ranked of the measured placements run by run (advice_check.py:

@@ -1,5 +1,6 @@
 """The papers' pair study (000, 002, 004): microservices alone with cgroup limits (Case 1) and
-in pairs — two in one container (2), two containers without (3a) or with (3b) limits.
+in pairs — two in one container (2), two containers without (3a) or with (3b) limits; and, for
+the placement advice, triples in the same cases and in 2-3a (two share a container, one apart).
 
   run key   case<case>/<pair>, e.g. case1/L, case1u/L, case3b/L+S; case1-end/L: Case 1 again at the end
   runner    execute.py (+ adaptive.py)   parser  parse.py       findings  findings/
@@ -35,7 +36,7 @@ def memory_mib(text: str) -> float:
 
 class PairsStudy(Study):
     name = "pairs"
-    title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"
+    title = "Interference of microservice pairs (Cases 1, 2, 3a, 3b)"  # and triples, where configured
     # case1-end/L: Case 1 again at the end (drift check). Read and made only through PairKey.
     run_key = KeyFormat(
         "case{case}/{pair}", case="|".join([*cases.CASES, cases.END]), pair=r"[A-Z]+(?:\+[A-Z]+){0,2}"
@@ -120,11 +121,12 @@ class PairsStudy(Study):
                     f"among studies.pairs.microservices ({', '.join(cfg['microservices'])})"
                 )
         limits = cfg["limits"]
-        if "3b" in cfg["cases"] and limits["cpu_mode"] == "cpuset" and 2 * limits["cpus"] > os.cpu_count():
+        cores = len(os.sched_getaffinity(0))  # those this machine lets the runs use (cases.fits too)
+        if "3b" in cfg["cases"] and limits["cpu_mode"] == "cpuset" and 2 * limits["cpus"] > cores:
             raise StudyConfigError(
                 f"key studies.pairs.limits.cpus has the value {limits['cpus']}, but Case 3b pins its two "
-                f"containers to disjoint cores and this host has {os.cpu_count()}; use at most "
-                f"{os.cpu_count() // 2} or limits.cpu_mode: quota"
+                f"containers to disjoint cores and this host has {cores}; use at most "
+                f"{cores // 2} or limits.cpu_mode: quota"
             )
         if "B" in cfg["microservices"]:
             self._check_bonnie(cfg["sizes"]["B"], limits["memory"])

@@ -171,6 +171,10 @@ def predict_member(
 
 def partner_of(members, target: str, case: str) -> str:
     """The others of a pair or triple in Case 2, 3a or 3b, as interference.tsv names the partner."""
+    if case not in CASES:
+        raise ValueError(
+            f"Case {case}: its partner label says who shares the container (predict_unit takes it)"
+        )
     others = list(members)
     others.remove(target)
     return partner_label(others, ()) if CASE_LAYOUT[case][0] else partner_label((), others)

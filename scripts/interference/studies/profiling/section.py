@@ -14,7 +14,7 @@ from interference.report.format import esc, num, pct
 from interference.report.load import read_tsv
 from interference.studies.profiling.plan import PLACEMENTS, RESOURCES
 
-# Issue 35's goal for the predictor on the measured pairs (all cases together).
+# Issue 35's goal for the predictor on the measured units, pairs and triples (all cases together).
 GOAL_MAE_PP, GOAL_SIGN = 5.0, 0.90
 NAIVE = {"zero": "predicting 0", "case_mean_loo": "the case's mean IR left one out"}
 SUMMARY_NUMERIC = ("value", "ci_low", "ci_high", "units", "rows")
@@ -211,14 +211,14 @@ class Validation:
                     "Scatter of predicted against measured interference ratios with both intervals",
                 )
             )
-        return out + [md(advice_check_text(t)) for t in self.advice_checks()]
+        return out + [md(advice_check_text(t, name)) for name, t in self.advice_checks()]
 
-    def advice_checks(self) -> list[pd.DataFrame]:
+    def advice_checks(self) -> list[tuple[str, pd.DataFrame]]:
+        """(the set, its check's table) of every advice check in results/stats/placement/."""
         paths = sorted((self.doc.stats.root / "placement").glob("advice-check-*.tsv"))
         numeric = ("rank", "predicted_total", "predicted_low", "predicted_high", "measured_total", "runs",
                    "difference", "difference_low", "difference_high", "df")  # fmt: skip
-        tables = [read_tsv(p, numeric) for p in paths]
-        return [t for t in tables if len(t) == 3]
+        return [(p.stem.removeprefix("advice-check-"), read_tsv(p, numeric)) for p in paths]
 
 
 VERDICT_WORDS = {
@@ -228,9 +228,14 @@ VERDICT_WORDS = {
 }
 
 
-def advice_check_text(t: pd.DataFrame) -> str:
+def advice_check_text(t: pd.DataFrame, name: str = "") -> str:
     """The advice's recommended and worst-ranked measured placement of a set, with the verdict
-    (advice_check.py's table: two placements, then their difference)."""
+    (advice_check.py's table: two placements, then their difference; none: not checkable)."""
+    if len(t) < 3:
+        return (
+            f"The advice for {esc(', '.join(name.split('+')))} could not be checked: fewer than two of its "
+            "ranked placements were measured at least twice."
+        )
     best, worst, diff = t.iloc[0], t.iloc[1], t.iloc[2]
     members = sorted(
         {m for label in (best.placement, worst.placement) for m in re.split(r"[ |+]+", label) if m}
@@ -245,7 +250,8 @@ def advice_check_text(t: pd.DataFrame) -> str:
 
     return (
         f"**The advice checked on measured placements of {', '.join(members)}.** Recommended among the "
-        f"measured: {placed(best)}; worst ranked: {placed(worst)}. Measured difference (recommended − worst, "
+        f"measured: {placed(best)}; worst ranked: {placed(worst)} (measured: the mean of its runs' totals). "
+        f"Measured difference (recommended − worst, "
         f"runs as the unit, Welch's 95 % interval): {num(diff.difference, 2)} [{num(diff.difference_low, 2)}, "
         f"{num(diff.difference_high, 2)}]: {VERDICT_WORDS.get(diff.verdict, diff.verdict)}. "
         "results/stats/placement/advice-check-*.tsv."

@@ -1,5 +1,5 @@
-"""Placement advice, part 2: the predictions of predict.py checked on the pairs the pair study
-measured (results/stats/pairs/interference.tsv), which never enter the predictions.
+"""Placement advice, part 2: the predictions of predict.py checked on the pairs and triples the
+pair study measured (results/stats/pairs/interference.tsv), which never enter the predictions.
 
 validation_rows: per (case, target, partner, metric), the measured IR with its CI beside the
 predicted IR with its interval, the error, whether the measurement lies inside the prediction's
@@ -18,7 +18,8 @@ naive ones (IR = 0; the case's left-one-out mean) and the replicate where given;
 errors, the predictor's minus each other one's (< 0: the predictor is better). Each with a 95 % bootstrap CI
 (scipy.stats.bootstrap, BCa, else percentile) that resamples units, a unit being one (case,
 target, partner) with all its metrics' rows, since a unit's metrics come from the same runs.
-Per case and over all cases; every predictor is scored on the same rows (both IRs known).
+Over all cases, per case, and over the triples' rows; every predictor is scored on the same rows
+(both IRs known).
 
 failures: the rows whose measured IR lies outside the prediction's interval, named.
 

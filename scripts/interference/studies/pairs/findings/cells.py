@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from interference.findings.verdict import MIN_SAMPLES, NOT_RUN, Skip
-from interference.studies.pairs.cases import CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
+from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
 
 CELL = ["host", "runtime", "case", "target", "partner", "metric"]
 # Microservices the papers did not pair (the CPU-spinning control, config/control.yaml): in a
@@ -47,8 +47,9 @@ def cells(ctx, args: dict) -> pd.DataFrame:
 
 def _select(df: pd.DataFrame, args: dict) -> pd.DataFrame:
     """The rows of an IR table (ours or the paper's) a finding's args pick: cases, targets,
-    partners, pairing (mixed / same) and host."""
-    df = df[df["case"].isin(args.get("cases", CONCURRENT_CASES))]
+    partners, pairing (mixed / same) and host; pairs only (the papers measured no triple)."""
+    df = df[df["case"].isin(args.get("cases", PAPERS_CONCURRENT_CASES))]
+    df = df[~df["partner"].astype(str).str.contains(r"[+|]")]
     for key, column in (("targets", "target"), ("partners", "partner")):
         if key in args:
             df = df[df[column].isin(args[key])]
@@ -95,7 +96,7 @@ def _missing(ctx, args: dict) -> Skip:
         lacks.append("Case 1u (the unlimited baseline)")
     if lacks:
         return Skip(NOT_RUN, f"these results have no {', '.join(dict.fromkeys(lacks))}")
-    cases = ", ".join(args.get("cases", CONCURRENT_CASES))
+    cases = ", ".join(args.get("cases", PAPERS_CONCURRENT_CASES))
     if "targets" in args or "partners" in args:
         pairs = [f"{t}+{p}" for t in args.get("targets", ["any"]) for p in args.get("partners", ["any"])]
         what = "pair " + " or ".join(pairs)

@@ -16,7 +16,7 @@ CASE_NAME = {c: f"Case {c}" for c in CASES}
 CASE_PLACEMENT = {
     "1": "one microservice alone in one container, with cgroup limits (the baseline)",
     "1u": "one microservice alone in one container, no limits (not in the papers: separates the limit's effect from the partner's)",
-    "2": "both microservices in one container, no limits (intra-container)",
+    "2": "both microservices (or a triple's three) in one container, no limits (intra-container)",
     "3a": "two containers side by side, no limits (inter-container)",
     "3b": "two containers side by side, each limited as in Case 1 (inter-container)",
     "2-3a": "three microservices: two in one container, the third in its own, no limits (not in the papers: the placement advice's mixed placement)",

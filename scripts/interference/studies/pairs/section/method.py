@@ -12,7 +12,7 @@ from interference.report.format import (
     plural,
     recorded,
 )
-from interference.studies.pairs.cases import ALONE_CASES, CASES, members_of
+from interference.studies.pairs.cases import ALONE_CASES, CASES, MIXED, members_of
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_NAME, PairsData
 
@@ -66,9 +66,18 @@ class Method(MethodTables):
         concurrent = [c for c in cases if c in CONCURRENT]
         ms = self.ran_microservices()
         rank = {m: i for i, m in enumerate(ms)}
+        groups = set(r.loc[r["case"].isin(concurrent), "pair"])
         pairs = sorted(
-            set(r.loc[r["case"].isin(concurrent), "pair"]),
+            (p for p in groups if len(members_of(p)) == 2),
             key=lambda p: [rank.get(m, len(rank)) for m in members_of(p)],
+        )
+        # A triple's runs (each Case 2-3a layout too) are one triple, its members in config order.
+        triples = sorted(
+            {
+                "+".join(sorted(members_of(p), key=lambda m: rank.get(m, len(rank))))
+                for p in groups
+                if len(members_of(p)) == 3
+            }
         )
         every = {tuple(sorted((a, b))) for i, a in enumerate(ms) for b in ms[i:]}
         which = (
@@ -100,7 +109,16 @@ class Method(MethodTables):
         timeout = recorded(r.get("iteration_timeout_s"), " s")
         who = f"{plural(len(ms), 'microservice')} ({', '.join(ms)})"
         alone_in = f"alone in {_cases(alone)}"
-        paired_in = f"{which} in {_cases(concurrent)}"
+        paired_in = f"{which} in {_cases([c for c in concurrent if c != MIXED])}"
+        if triples:
+            with_triples = [
+                c
+                for c in concurrent
+                if set(r.loc[r["case"] == c, "pair"]) & {t for t in groups if len(members_of(t)) == 3}
+            ]
+            paired_in += (
+                f", and the {plural(len(triples), 'triple')} {and_list(triples)} in {_cases(with_triples)}"
+            )
         parts = [
             _cases(cases),
             f"{who} {alone_in} and {paired_in}"

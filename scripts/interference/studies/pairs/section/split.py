@@ -42,7 +42,7 @@ class Split:
         flips = have[(have["total_ir"] > 0.02) & (have["partner_ir"] < -0.02)]
         masks = have[(have["total_ir"] < -0.02) & (have["partner_ir"] > 0.02)]
         text = (
-            f"Of {plural(len(have), 'Case 2/3a cell')} with Case {UNLIMITED}, {len(flips)} show a gain against "
+            f"Of {plural(len(have), 'unlimited concurrent cell')} with Case {UNLIMITED}, {len(flips)} show a gain against "
             f"Case 1 although the partner alone costs more than 2 % (the limit's removal outweighs it), and "
             f"{len(masks)} the reverse. The limit's removal alone is worth {pct(have['limit_ir'].median())} "
             f"and the partner's arrival {pct(have['partner_ir'].median())} (medians over the cells)."

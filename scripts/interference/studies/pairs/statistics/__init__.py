@@ -2,8 +2,9 @@
 
 Only samples with status "ok", a value and in_overlap True count; every other sample is
 counted in n_excluded_failed or n_excluded_overlap of its group. Case "1" (the target alone in
-a limited container) is the baseline of every concurrent case (2, 3a, 3b) of the same host,
-runtime, target and metric. A statistic that cannot be computed is left empty and the row says
+a limited container) is the baseline of every concurrent case (2, 3a, 3b; a triple's 2-3a) of
+the same host, runtime, target and metric. The ANOVA and Tukey tests keep to the papers' design
+(pairs in Cases 1, 2, 3a and 3b: hypothesis_tests.pairs_only). A statistic that cannot be computed is left empty and the row says
 why (note / reason): never a crash, never an unexplained NaN.
 
 ANOVA and Tukey HSD are in significance.py, the runtime comparison in runtime_ratios.py.

@@ -14,6 +14,7 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 from scipy import stats
 
+from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES
 from interference.studies.pairs.statistics import (
     ALPHA,
     ANOVA_COLUMNS,
@@ -151,9 +152,18 @@ def _kruskal(d: pd.DataFrame, factor: str, shapiro_p: float) -> dict:
     return row
 
 
+def pairs_only(df: pd.DataFrame) -> pd.DataFrame:
+    """The papers' design: Cases 1, 2, 3a and 3b with one partner (a triple's rows and Case 2-3a
+    are the placement advice's, tested there)."""
+    return df[
+        df["case"].isin((BASELINE, *PAPERS_CONCURRENT_CASES))
+        & ~df["partner"].astype(str).str.contains(r"[+|]")
+    ]
+
+
 def anova(samples: pd.DataFrame) -> pd.DataFrame:
     """Per host, runtime, target, metric: value ~ case * partner over cases 2, 3a, 3b."""
-    df = _prepare(samples)
+    df = pairs_only(_prepare(samples))
     families = df[FAMILY].drop_duplicates().sort_values(FAMILY)
     conc = _valid(df)
     conc = conc[conc["case"] != BASELINE]
@@ -231,7 +241,7 @@ def _posthoc_partner(groups: dict[str, np.ndarray], absent: list[str]) -> list[d
 
 def posthoc(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
     """Tukey HSD between cases 1, 2, 3a, 3b per host, runtime, target, metric and partner."""
-    df = _prepare(samples)
+    df = pairs_only(_prepare(samples))
     valid = _valid(df)
     vals = {k: g.to_numpy() for k, g in valid.groupby(GROUP, sort=False)["value"]}
     base = {k: g.to_numpy() for k, g in valid[valid["case"] == BASELINE].groupby(FAMILY, sort=False)["value"]}
