@@ -269,12 +269,13 @@ def validate(
 
 def figure(rows: pd.DataFrame):
     """Predicted against measured IR in percent, both intervals, a colour per case (a Figure)."""
-    from interference.report.figures import PALETTE, style
+    from interference.report.figures import CASE_COLOR, PALETTE, style
     from interference.report.figures.scatter import Point, comparison_scatter
 
     style()
     cases = sorted(set(rows.case))
-    colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(cases)}
+    # The pair study's colour of each case, as in its section of the report.
+    colour = {c: CASE_COLOR.get(c, PALETTE[i % len(PALETTE)]) for i, c in enumerate(cases)}
     scored = rows[rows.ir_predicted.notna()]
     if scored.empty:  # nothing predicted (validation.tsv's reasons say why): an empty figure saying so
         from matplotlib.figure import Figure

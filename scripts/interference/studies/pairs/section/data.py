@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interference.report import figures
 from interference.report.blocks import Block
 from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import CASES
@@ -21,15 +22,7 @@ CASE_PLACEMENT = {
     "3b": "two containers side by side, each limited as in Case 1 (inter-container)",
     "2-3a": "three microservices: two in one container, the third in its own, no limits (not in the papers: the placement advice's mixed placement)",
 }
-# Dark2: distinguishable for the common colour-vision deficiencies, and in greyscale print.
-CASE_COLOR = {
-    "1": "#6b6b6b",
-    "1u": "#a6761d",
-    "2": "#d95f02",
-    "3a": "#1b9e77",
-    "3b": "#7570b3",
-    "2-3a": "#e7298a",
-}
+CASE_COLOR = figures.CASE_COLOR  # one colour per case in every figure of the report
 RESOURCE_ORDER = ("cpu", "memory", "disk", "network", "cpu+memory")
 RESOURCE_TITLE = {
     "cpu": "CPU",
