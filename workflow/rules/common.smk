@@ -136,10 +136,11 @@ def planned_runs():
         )
     ]
     busy = {(s, h, rt) for s, h, rt, r in todo if not STUDIES[s].after_all(r.key)}
+    missing = set(todo)
     todo += [
         t
         for t in every
-        if t[:3] in busy and STUDIES[t[0]].after_all(t[3].key) and t not in todo
+        if t[:3] in busy and STUDIES[t[0]].after_all(t[3].key) and t not in missing
     ]
     todo.sort(key=lambda t: RUN_PLAN.get((t[0], t[2], t[3].key, t[3].repetition), 0))
     runs = [

@@ -9,6 +9,9 @@ with S while L runs apart; the member that runs apart names the others as "NS+S"
 
 from __future__ import annotations
 
+# A partner label naming two or more others: a triple's member (the papers measured pairs only).
+OF_A_TRIPLE = r"[+|]"
+
 
 def _joined(ids) -> str:
     return "+".join(sorted(ids))
@@ -18,6 +21,16 @@ def partner_label(together=(), apart=()) -> str:
     if together and apart:
         return f"{_joined(together)}|{_joined(apart)}"
     return _joined(together) or _joined(apart)
+
+
+def labels(containers) -> list[str]:
+    """Each member's partner label, members in the containers' order (a list of lists of ids)."""
+    out = []
+    for k, mine in enumerate(containers):
+        elsewhere = [m for j, c in enumerate(containers) if j != k for m in c]
+        for i in range(len(mine)):
+            out.append(partner_label([*mine[:i], *mine[i + 1 :]], elsewhere))
+    return out
 
 
 def read_partner_label(label: str, shares_container: bool) -> tuple[list[str], list[str]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from interference import parsers
-from interference.core.groups import partner_label
+from interference.core.groups import labels
 from interference.core.microservices import registry
 from interference.core.samples import OK, output_samples
 from interference.studies.pairs.cases import layout
@@ -49,14 +49,13 @@ def parse(meta: dict, raw_dir: Path) -> pd.DataFrame:
     results = PairResults.from_json(meta, where)
     ms = registry()
     members = [m.microservice for m in results.members]
-    containers = layout(run.case, len(members))
+    # The others of each member's group (core/groups.py: "S"; "NS+S"; "S|L" in Case 2-3a); the
+    # layout lists the members in order.
+    partners = labels([[members[k] for k in c] for c in layout(run.case, len(members))])
     rows = []
     for k, member in enumerate(results.members):
         target = ms[member.microservice]
-        # The others of its group (core/groups.py: "S"; "NS+S"; "S|L" in Case 2-3a).
-        mine = next(c for c in containers if k in c)
-        together = [members[j] for j in mine if j != k]
-        partner = partner_label(together, [members[j] for j in range(len(members)) if j not in mine])
+        partner = partners[k]
         parse = parsers.get(target.parser)
         for it in member.iteration_records:
             for sample in output_samples(it.status, it.stdout, it.stderr, raw_dir, parse, target.metrics):

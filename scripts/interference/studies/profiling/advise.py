@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.descriptive import CONFIDENCE
-from interference.core.groups import partner_label
+from interference.core.groups import labels
 from interference.studies.profiling.predict import Profiles, predict_member
 
 ADVICE_COLUMNS = [
@@ -61,10 +61,7 @@ class Placement:
 
     def partner_of(self, target: str) -> str:
         """The target's partner label (core/groups.py) in this placement."""
-        k = next(i for i, c in enumerate(self.containers) if target in c)
-        together = list(self.containers[k])
-        together.remove(target)
-        return partner_label(together, [m for i, c in enumerate(self.containers) if i != k for m in c])
+        return labels(self.containers)[self.members.index(target)]
 
 
 def groupings(members: list[str]) -> list[tuple[tuple[str, ...], ...]]:

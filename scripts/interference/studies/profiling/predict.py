@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from interference.core.groups import partner_label, read_partner_label
+from interference.core.groups import labels, read_partner_label
 from interference.stats.descriptive import CONFIDENCE
 from interference.studies.profiling.plan import RESOURCES
 from interference.studies.profiling.profiles import Profiles
@@ -175,9 +175,8 @@ def partner_of(members, target: str, case: str) -> str:
         raise ValueError(
             f"Case {case}: its partner label says who shares the container (predict_unit takes it)"
         )
-    others = list(members)
-    others.remove(target)
-    return partner_label(others, ()) if CASE_LAYOUT[case][0] else partner_label((), others)
+    containers = [list(members)] if CASE_LAYOUT[case][0] else [[m] for m in members]
+    return labels(containers)[list(members).index(target)]
 
 
 def predict_unit(

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from interference.core.groups import OF_A_TRIPLE
 from interference.stats.resampling import bca_else_percentile
 
 KEY = ["case", "target", "partner", "metric"]
@@ -186,7 +187,7 @@ def summary(rows: pd.DataFrame, seed: int = SEED, n_resamples: int = N_RESAMPLES
     needed += [c for c in ("ir_product", "ir_replicate") if rows[c].notna().any()]
     scored = rows.dropna(subset=needed)
     scopes = [("all", scored), *((f"case {c}", g) for c, g in scored.groupby("case"))]
-    triples = scored[scored.partner.astype(str).str.contains(r"[+|]")]
+    triples = scored[scored.partner.astype(str).str.contains(OF_A_TRIPLE)]
     scopes += [("triples", triples)] if len(triples) else []
     out = [row for scope, part in scopes for row in _scope_rows(scope, part, seed, n_resamples)]
     return pd.DataFrame(out, columns=SUMMARY_COLUMNS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from interference.core.groups import OF_A_TRIPLE
 from interference.findings.verdict import MIN_SAMPLES, NOT_RUN, Skip
 from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
 
@@ -49,7 +50,7 @@ def _select(df: pd.DataFrame, args: dict) -> pd.DataFrame:
     """The rows of an IR table (ours or the paper's) a finding's args pick: cases, targets,
     partners, pairing (mixed / same) and host; pairs only (the papers measured no triple)."""
     df = df[df["case"].isin(args.get("cases", PAPERS_CONCURRENT_CASES))]
-    df = df[~df["partner"].astype(str).str.contains(r"[+|]")]
+    df = df[~df["partner"].astype(str).str.contains(OF_A_TRIPLE)]
     for key, column in (("targets", "target"), ("partners", "partner")):
         if key in args:
             df = df[df[column].isin(args[key])]

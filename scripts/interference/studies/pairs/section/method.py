@@ -111,11 +111,8 @@ class Method(MethodTables):
         alone_in = f"alone in {_cases(alone)}"
         paired_in = f"{which} in {_cases([c for c in concurrent if c != MIXED])}"
         if triples:
-            with_triples = [
-                c
-                for c in concurrent
-                if set(r.loc[r["case"] == c, "pair"]) & {t for t in groups if len(members_of(t)) == 3}
-            ]
+            triple_runs = {t for t in groups if len(members_of(t)) == 3}
+            with_triples = [c for c in concurrent if set(r.loc[r["case"] == c, "pair"]) & triple_runs]
             paired_in += (
                 f", and the {plural(len(triples), 'triple')} {and_list(triples)} in {_cases(with_triples)}"
             )

@@ -14,6 +14,7 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 from scipy import stats
 
+from interference.core.groups import OF_A_TRIPLE
 from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES
 from interference.studies.pairs.statistics import (
     ALPHA,
@@ -157,7 +158,7 @@ def pairs_only(df: pd.DataFrame) -> pd.DataFrame:
     are the placement advice's, tested there)."""
     return df[
         df["case"].isin((BASELINE, *PAPERS_CONCURRENT_CASES))
-        & ~df["partner"].astype(str).str.contains(r"[+|]")
+        & ~df["partner"].astype(str).str.contains(OF_A_TRIPLE)
     ]
 
 
