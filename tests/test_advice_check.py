@@ -60,8 +60,11 @@ def test_a_runs_total_is_the_sum_of_its_members_slowdowns_against_their_case_1_m
 
 def test_the_recommended_and_the_worst_ranked_measured_placement_are_compared():
     rows = ROWS + [
-        ("3a", "A", "B", r, "m", v, True, True, "ok") for r, v in ((1, 9.5), (2, 9.0), (3, 9.5))
-    ] + [("3a", "B", "A", r, "t", v, False, True, "ok") for r, v in ((1, 2.0), (2, 2.2), (3, 2.1))]  # fmt: skip
+        ("3a", "A", "B", r, "m", v, True, True, "ok") for r, v in ((1, 9.5), (2, 9.0), (3, 9.5), (4, 9.0))
+    ] + [("3a", "B", "A", r, "t", v, False, True, "ok") for r, v in ((1, 2.0), (2, 2.2), (3, 2.1), (4, 2.0))] + [
+        ("2-3a", "A", "B|C", 3, "m", 8.0, True, True, "ok"), ("2-3a", "A", "B|C", 4, "m", 9.0, True, True, "ok"),
+        ("2-3a", "B", "A|C", 3, "t", 2.2, False, True, "ok"), ("2-3a", "B", "A|C", 4, "t", 2.0, False, True, "ok"),
+    ]  # fmt: skip
     advice = pd.DataFrame(
         [
             (1.0, "A | B", "3a", 0.1, 0.0, 0.2),
@@ -75,9 +78,10 @@ def test_the_recommended_and_the_worst_ranked_measured_placement_are_compared():
     # "A+B" (Case 2) has no runs: the worst ranked measured is "A+B | C".
     assert list(out.role) == ["recommended", "worst ranked", "recommended − worst ranked"]
     assert list(out.placement[:2]) == ["A | B", "A+B | C"]
-    three = [0.05 + 0.0, 0.1 + 0.1, 0.05 + 0.05]  # 3a's runs: A's slowdown + B's
-    d, low, high, _ = advice_check.welch_interval(three, [0.8, 0.1])
+    apart = [0.05 + 0.0, 0.1 + 0.1, 0.05 + 0.05, 0.1 + 0.0]  # 3a's runs: A's slowdown + B's
+    mixed = [0.3 + 0.5, 0.1 + 0.0, 0.2 + 0.1, 0.1 + 0.0]  # 2-3a's four runs
+    d, low, high, _ = advice_check.welch_interval(apart, mixed)
     assert out.difference.iloc[2] == pytest.approx(d) and out.verdict.iloc[2] == advice_check.verdict(
         low, high
     )
-    assert out.runs.iloc[0] == 3 and out.measured_total.iloc[0] == pytest.approx(np.mean(three))
+    assert out.runs.iloc[0] == 4 and out.measured_total.iloc[0] == pytest.approx(np.mean(apart))

@@ -149,11 +149,12 @@ def samples_of(runs) -> pd.DataFrame:
 
 
 BASELINES = [("1", "L", "", 1, "gflops", 10.0), ("1", "S", "", 1, "copy", 100.0)]
-# Apart (3a, ranked first): totals 0.1 + 0 and 0.05 - 0.01; together (2, ranked third): 0.3 + 0.05, 0.2 + 0.01.
-APART = [("3a", "L", "S", 1, "gflops", 9.0), ("3a", "L", "S", 2, "gflops", 9.5),
-         ("3a", "S", "L", 1, "copy", 100.0), ("3a", "S", "L", 2, "copy", 101.0)]  # fmt: skip
-TOGETHER = [("2", "L", "S", 1, "gflops", 7.0), ("2", "L", "S", 2, "gflops", 8.0),
-            ("2", "S", "L", 1, "copy", 95.0), ("2", "S", "L", 2, "copy", 99.0)]  # fmt: skip
+# Four runs each. Apart (3a, ranked first): totals 0.1 + 0 (runs 1, 3) and 0.05 - 0.01 (2, 4);
+# together (2, ranked third): 0.3 + 0.05 and 0.2 + 0.01.
+APART = [("3a", "L", "S", r, "gflops", 9.0 if r % 2 else 9.5) for r in (1, 2, 3, 4)] + [
+         ("3a", "S", "L", r, "copy", 100.0 if r % 2 else 101.0) for r in (1, 2, 3, 4)]  # fmt: skip
+TOGETHER = [("2", "L", "S", r, "gflops", 7.0 if r % 2 else 8.0) for r in (1, 2, 3, 4)] + [
+            ("2", "S", "L", r, "copy", 95.0 if r % 2 else 99.0) for r in (1, 2, 3, 4)]  # fmt: skip
 
 
 def test_check_compares_the_recommended_and_the_worst_measured_placement_and_the_report_says_it(
@@ -169,9 +170,11 @@ def test_check_compares_the_recommended_and_the_worst_measured_placement_and_the
             "--cores", "2", "--memory", "4g"]  # fmt: skip
     assert placement.main(args) == 0
     out = pd.read_csv(stats / "placement/advice-check-L+S.tsv", sep="\t")
-    assert list(out.placement[:2]) == ["L | S", "L+S"] and list(out.runs[:2]) == [2, 2]
+    assert list(out.placement[:2]) == ["L | S", "L+S"] and list(out.runs[:2]) == [4, 4]
     assert out.measured_total[:2].tolist() == pytest.approx([0.07, 0.28])
-    welch = scipy_stats.ttest_ind([0.1, 0.04], [0.35, 0.21], equal_var=False).confidence_interval(0.95)
+    welch = scipy_stats.ttest_ind([0.1, 0.04] * 2, [0.35, 0.21] * 2, equal_var=False).confidence_interval(
+        0.95
+    )
     assert (out.difference_low[2], out.difference_high[2]) == (
         pytest.approx(welch.low),
         pytest.approx(welch.high),

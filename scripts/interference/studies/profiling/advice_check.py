@@ -24,7 +24,7 @@ CHECK_COLUMNS = [
     "role", "rank", "placement", "case", "predicted_total", "predicted_low", "predicted_high",
     "measured_total", "runs", "run_totals", "difference", "difference_low", "difference_high", "df", "verdict",
 ]  # fmt: skip
-MIN_RUNS = 2  # per placement, for a variance between runs
+MIN_RUNS = 4  # per placement: no interval rests on two or three runs
 
 
 def run_totals(

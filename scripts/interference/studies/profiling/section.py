@@ -12,6 +12,7 @@ import pandas as pd
 from interference.report.blocks import Block, md
 from interference.report.format import esc, num, pct
 from interference.report.load import read_tsv
+from interference.studies.profiling.advice_check import MIN_RUNS
 from interference.studies.profiling.plan import PLACEMENTS, RESOURCES
 
 # Issue 35's goal for the predictor on the measured units, pairs and triples (all cases together).
@@ -234,7 +235,7 @@ def advice_check_text(t: pd.DataFrame, name: str = "") -> str:
     if len(t) < 3:
         return (
             f"The advice for {esc(', '.join(name.split('+')))} could not be checked: fewer than two of its "
-            "ranked placements were measured at least twice."
+            f"ranked placements were measured {MIN_RUNS} times or more."
         )
     best, worst, diff = t.iloc[0], t.iloc[1], t.iloc[2]
     members = sorted(
