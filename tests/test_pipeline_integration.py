@@ -207,8 +207,10 @@ def test_every_iteration_has_its_contention_telemetry(workdir):
     assert (seen["oom_kill"] == 0).all() and (seen["memory_failcnt"] == 0).all()
     assert (seen["nr_throttled"] == 0).all()  # cpuset limits: no CFS quota to be throttled by
     docker = seen[seen["runtime"] == "docker"]
-    # Each member kept its core busy (an iteration may lose some to the hypervisor: steal).
-    assert (docker["cpu_cores"] <= 2.05).all() and docker["cpu_cores"].between(0.3, 2.05).mean() > 0.9
+    # Each member's own cgroup: busy, and never more than the one core of its cpuset (the whole
+    # host's reading would pass 1 with both members running). How busy depends on the machine's
+    # other load (the other test processes), so no lower bound is asserted beyond 0.
+    assert docker["cpu_cores"].between(0, 1.1).all() and (docker["cpu_cores"] > 0).mean() > 0.9
     assert df[df["runtime"] == "nested"]["memory_failcnt"].isna().all()
 
 
