@@ -9,11 +9,19 @@ import argparse
 import ast
 import functools
 import hashlib
+import json
+import os
 import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]  # scripts/interference
 NAME = PACKAGE.name
+# Each file's direct imports, kept between invocations beside the package's bytecode: reading the
+# modules' syntax trees cost every snakemake invocation 1.5 s. An entry holds while its file's
+# mtime and size are those recorded, the whole cache while the package has the same files (a new
+# module may change what `from a import b` names).
+CACHE = PACKAGE / "__pycache__" / "code-deps.json"
+_unsaved = False
 
 
 def _file_of(module: str) -> Path | None:
@@ -41,9 +49,53 @@ def _without_typing_blocks(tree: ast.Module) -> ast.Module:
 
 
 @functools.cache
+def _kept() -> dict:
+    """The kept entries {path: [[mtime_ns, size], [imported paths]]}, empty where the package's
+    files are not those they were read with (or nothing is kept)."""
+    try:
+        kept = json.loads(CACHE.read_text())
+        if kept["files"] == _files_signature():
+            return kept["entries"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return {}
+
+
+@functools.cache
+def _files_signature() -> str:
+    files = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py"))
+    return hashlib.sha256("\n".join(files).encode()).hexdigest()
+
+
+def _save() -> None:
+    """The entries, whole or not at all (a reader never sees half a file); nothing where the
+    cache cannot be written."""
+    try:
+        CACHE.parent.mkdir(exist_ok=True)
+        part = CACHE.with_name(f"{CACHE.name}.{os.getpid()}")
+        part.write_text(json.dumps({"files": _files_signature(), "entries": _kept()}))
+        os.replace(part, CACHE)
+    except OSError:
+        pass
+
+
+@functools.cache
 def imported_by(path: Path) -> frozenset[Path]:
     """The package's files one file imports directly (`from a.b import c`: a/b/c.py where c is a
     module, else a/b.py or a/b/__init__.py)."""
+    st = path.stat()
+    stamp = [st.st_mtime_ns, st.st_size]
+    entry = _kept().get(str(path))
+    if entry and entry[0] == stamp:
+        return frozenset(Path(p) for p in entry[1])
+    out = _read_imports(path)
+    global _unsaved
+    _kept()[str(path)] = [stamp, sorted(map(str, out))]
+    _unsaved = True
+    return out
+
+
+def _read_imports(path: Path) -> frozenset[Path]:
     out = set()
     for node in ast.walk(_without_typing_blocks(ast.parse(path.read_text()))):
         if isinstance(node, ast.Import):
@@ -70,6 +122,10 @@ def closure(entries) -> list[Path]:
             continue
         seen.add(f)
         todo.extend(imported_by(f) - seen)
+    global _unsaved
+    if _unsaved:
+        _save()
+        _unsaved = False
     return sorted(seen)
 
 
