@@ -1,10 +1,9 @@
-"""The workflow through Slurm (profiles/slurm, snakemake-executor-plugin-slurm): a single-node
-Slurm started here for the test (Debian's slurm-wlm and munge, slurmctld and slurmd run
-directly: no systemd), a tiny pair study submitted through it — each run a Slurm job on the node
-its host names, exclusive —, the same results as a local run, parsed locally; and the refusals before anything
-runs: a host that is not a node, no controller answering. Everything started is stopped."""
+"""The workflow through Slurm (profiles/slurm, snakemake-executor-plugin-slurm) refused before
+anything runs: a single-node Slurm started here for the test (Debian's slurm-wlm and munge,
+slurmctld and slurmd run directly: no systemd), a host that is not a node, no controller
+answering. Everything started is stopped. Runs submitted through Slurm, each on the node its host
+names, parsed locally, are test_slurm_cluster.py's (two nodes: this machine and a container)."""
 
-import json
 import shutil
 import socket
 import subprocess
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine
+from conftest import REPO, SNAKEMAKE, requires_engine
 from support.slurm_local import LocalCluster
 
 pytestmark = [
@@ -53,27 +52,6 @@ def snakemake(workdir: Path, env: dict, *args: str) -> subprocess.CompletedProce
         text=True,
         timeout=1800,
     )
-
-
-def test_the_runs_are_slurm_jobs_with_a_local_runs_results(slurm, tmp_path):
-    (tmp_path / "tiny.yaml").write_text(
-        yaml.safe_dump({"host": NODE, "runtimes": ["docker"], "studies": {"pairs": PAIRS}})
-    )
-    profile = ["--profile", str(REPO / "profiles" / "slurm")]
-    r = snakemake(tmp_path, slurm, *profile, "raw")  # the runs (parsing and report are local rules)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    runs = sorted(p.parent.relative_to(tmp_path) for p in tmp_path.glob("results/raw/**/meta.json"))
-    assert [str(p) for p in runs] == [f"results/raw/{NODE}/docker/pairs/case1/L/rep1"]  # as a local run
-    meta = json.loads((tmp_path / runs[0] / "meta.json").read_text())
-    assert meta["n_failed"] == 0 and meta["n_iterations"] == 2
-    # The builds and the run went to Slurm as one job (the host's group), with its log.
-    rules = {p.name for p in (tmp_path / ".snakemake/slurm_logs").iterdir()}
-    assert rules == {"group_node_build_image_run"}, rules
-    assert len(list((tmp_path / ".snakemake/slurm_logs").rglob("*.log"))) == 1
-    # Parsing is a local rule: it runs here, on the run's files, without Slurm.
-    r = snakemake(tmp_path, slurm, *profile, "results/parsed/pairs/samples.tsv")
-    assert r.returncode == 0 and "submitted with SLURM jobid" not in r.stdout + r.stderr
-    assert nothing_left() == []
 
 
 def test_a_host_that_is_no_node_or_no_controller_is_refused(slurm, tmp_path):

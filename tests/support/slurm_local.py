@@ -58,7 +58,7 @@ def cluster_conf(state: Path, controller: str, nodes: list[tuple[str, str | None
         "ReturnToService=2",  # a node that was lost takes jobs again once its slurmd is back
         "JobRequeue=0",
         "KillWait=5",  # a cancelled job's processes get 5 s between SIGTERM and SIGKILL  # a run on a lost node fails (and is recorded), it is not run twice
-        "SlurmdTimeout=30",  # a lost node is declared down within half a minute
+        "SlurmdTimeout=15",  # a lost node is declared down within 15 s (the tests wait for it)
         "MinJobAge=600",  # squeue keeps finished jobs long enough for snakemake's status checks
         "JobAcctGatherType=jobacct_gather/none",
         "AccountingStorageType=accounting_storage/none",
