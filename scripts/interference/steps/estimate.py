@@ -299,6 +299,9 @@ class Progress(threading.Thread):
         self.runs, self.poll_s = runs, poll_s
         self.stream = stream or sys.stderr
         self.took: dict[str, float] = {}  # meta path -> seconds, read once per finished run
+        # A planned run whose meta.json exists runs again (the drift check's): done when rewritten.
+        # Read now, before any run can finish, not when the thread first looks.
+        self.before = {r.meta: _mtime(r.meta) for r in runs}
 
     def line(self, done: list[PlannedRun]) -> str:
         finished = {r.meta for r in done}
@@ -323,11 +326,9 @@ class Progress(threading.Thread):
     def run(self) -> None:
         done: list[PlannedRun] = []
         seen: set[str] = set()
-        # A planned run whose meta.json exists runs again (the drift check's): done when rewritten.
-        before = {r.meta: _mtime(r.meta) for r in self.runs}
         while len(done) < len(self.runs):
             # Only the runs not yet seen finished are looked at again.
-            new = [r for r in self.runs if r.meta not in seen and _mtime(r.meta) > before[r.meta]]
+            new = [r for r in self.runs if r.meta not in seen and _mtime(r.meta) > self.before[r.meta]]
             if new:
                 done += new
                 seen.update(r.meta for r in new)
