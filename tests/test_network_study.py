@@ -317,3 +317,45 @@ def test_the_method_counts_the_tests_the_runs_recorded(tmp_path):
     runs.to_csv(tmp_path / "network/runs.tsv", sep="\t", index=False)
     method, _ = render(tmp_path, rows, env)
     assert "4–5 tests per run" in method and "iperf3's TCP stream, 3 s" in method
+
+
+def test_the_host_client_makes_again_an_attempt_the_server_was_not_listening_for(tmp_path):
+    """A server in a guest may listen only seconds after its start: the host's client loop (real
+    iperf3) makes again each attempt that said "Connection refused" and measures once it listens."""
+    import json
+    import socket
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from interference.core.loop import read_iterations
+    from interference.studies.network import host_side
+
+    with socket.socket() as s:  # a free port, so that no other test's server answers
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "ms").mkdir()
+    run = tmp_path / "ms" / "run"
+    run.write_text(f'#!/bin/sh\nexec iperf3 --client "$SERVER_HOST" --port {port} --time 1 --json\n')
+    run.chmod(0o755)
+    ms = SimpleNamespace(
+        folder=tmp_path / "ms", server={"ready_after_s": 0.3, "not_ready": "Connection refused"}
+    )
+    out = tmp_path / "client"
+    with host_side.Processes(tmp_path, time.time() + 60) as host:
+        # The server starts 1.2 s late: the first attempts find nothing listening.
+        late = threading.Timer(
+            1.2, host.start_server, (["iperf3", "--server", "--port", str(port)], "server")
+        )
+        late.start()
+        try:
+            host.client_loop(ms, {"SERVER_HOST": "127.0.0.1"}, out, iterations=2, timeout_s=30)
+        finally:
+            late.join()
+    retried = (out / "not_ready.log").read_text().splitlines()
+    assert retried and all(line.startswith("iter0001 attempt ") for line in retried)
+    its = read_iterations(out, 30)
+    assert [it["status"] for it in its] == ["ok", "ok"]
+    for i in (1, 2):  # what is kept is the attempt that measured
+        doc = json.loads((out / f"iter{i:04d}.out").read_text())
+        assert "error" not in doc and doc["end"]["sum_received"]["bits_per_second"] > 0
