@@ -75,8 +75,12 @@ class Processes:
                 time.sleep(ms.server.get("ready_after_s", 1))
                 t0 = time.time()
                 rc = self._client(ms, env, outdir / f"{name}.out", outdir / f"{name}.err", timeout_s)
-                said = (outdir / f"{name}.out").read_text() + (outdir / f"{name}.err").read_text()
-                if not (not_ready and not_ready in said and attempt < NOT_READY_RETRIES):
+                if not not_ready or attempt == NOT_READY_RETRIES:
+                    break
+                if (
+                    not_ready
+                    not in (outdir / f"{name}.out").read_text() + (outdir / f"{name}.err").read_text()
+                ):
                     break
                 with open(outdir / "not_ready.log", "a") as log:
                     log.write(
