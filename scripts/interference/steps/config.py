@@ -5,6 +5,7 @@ has the capabilities it needs. Errors name the key and the bad value, in one par
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import socket
 from pathlib import Path
@@ -17,6 +18,17 @@ from interference import REPO_ROOT, runtimes, studies
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 NOTHING_RAN = "so nothing was built or run"
 # Top-level keys of configs written before studies were plug-ins.
+
+
+@functools.cache
+def _top_schema_file() -> dict:
+    # Read once per process: a budgeted plan validates hundreds of candidate configs.
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def top_schema() -> dict:
+    """The config's top-level schema (a copy: checking fills defaults from it)."""
+    return copy.deepcopy(_top_schema_file())
 
 
 class ConfigError(ValueError):
@@ -37,6 +49,9 @@ def _with_defaults(cls):
     return jsonschema.validators.extend(cls, {"properties": set_defaults})
 
 
+FILLING_VALIDATOR = _with_defaults(jsonschema.Draft202012Validator)  # made once: a class per check is slow
+
+
 def _where(prefix: str, error: jsonschema.ValidationError) -> str:
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     return (prefix + path).lstrip(".") or "(top level)"
@@ -44,7 +59,7 @@ def _where(prefix: str, error: jsonschema.ValidationError) -> str:
 
 def _check(instance: dict, schema: dict, prefix: str, source: str) -> None:
     """Validate in place (defaults filled in) or raise ConfigError naming every bad key."""
-    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    validator = FILLING_VALIDATOR(schema)
     errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [
@@ -105,7 +120,7 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
     config = copy.deepcopy(config) if config is not None else {}
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, not {type(config).__name__}.")
-    _check(config, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
+    _check(config, top_schema(), "", source)
     if config["host"] is None:
         config["host"] = socket.gethostname().split(".")[0]
     if config["include"]:
@@ -230,7 +245,7 @@ def _with_includes(config: dict, source: str) -> dict:
             needs.append(plan.Need(study, part))
     out = plan.merged({k: v for k, v in config.items() if k != "include"}, needs)
     out["include"] = []  # united: validating the result again includes nothing twice
-    _check(out, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
+    _check(out, top_schema(), "", source)
     return out
 
 
@@ -251,7 +266,7 @@ def _with_findings(config: dict, source: str) -> dict:
         )
     except plan.PlanError as e:
         raise ConfigError(f"{source} is invalid, {NOTHING_RAN}: {e}.") from None
-    _check(out, yaml.safe_load(SCHEMA_PATH.read_text()), "", source)
+    _check(out, top_schema(), "", source)
     return out
 
 
