@@ -13,9 +13,9 @@ import yaml
 from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine
 from interference.stats.session_variance import verdict
 
-# Alone (exclusive): identical sessions are judged on measured times, which another test
-# process's load beside one session and not the other would change.
-pytestmark = [pytest.mark.integration, pytest.mark.exclusive, requires_engine]
+# Beside the other integration tests (not exclusive): what it checks is the comparison's rule on
+# whatever was measured, and a tenfold change, not that the machine's speed held between sessions.
+pytestmark = [pytest.mark.integration, requires_engine]
 
 
 def config(digits: int, **extra) -> dict:
@@ -71,7 +71,7 @@ def save(work, name):
     return out
 
 
-def test_a_real_change_is_found_and_identical_sessions_are_not(tmp_path):
+def test_a_real_change_is_found_and_a_fresh_session_of_the_same_definition_is_compared_as_such(tmp_path):
     work = tmp_path / "work"
     r = snakemake(work, "stats", config(20000), "small")
     assert r.returncode == 0, r.stderr[-3000:]
