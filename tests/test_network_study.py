@@ -359,3 +359,32 @@ def test_the_host_client_makes_again_an_attempt_the_server_was_not_listening_for
     for i in (1, 2):  # what is kept is the attempt that measured
         doc = json.loads((out / f"iter{i:04d}.out").read_text())
         assert "error" not in doc and doc["end"]["sum_received"]["bits_per_second"] > 0
+
+
+def test_an_attempt_refused_after_every_retry_is_a_failed_iteration(tmp_path, monkeypatch):
+    """iperf3 --json exits 0 when nothing listens: after the retries, the iteration is recorded
+    as failed (so the run's n_failed counts it), not as an iteration that measured."""
+    import socket
+    import time
+    from types import SimpleNamespace
+
+    from interference.core.loop import read_iterations
+    from interference.studies.network import host_side
+
+    monkeypatch.setattr(host_side, "NOT_READY_RETRIES", 1)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "ms").mkdir()
+    run = tmp_path / "ms" / "run"
+    run.write_text(f'#!/bin/sh\nexec iperf3 --client "$SERVER_HOST" --port {port} --time 1 --json\n')
+    run.chmod(0o755)
+    ms = SimpleNamespace(
+        folder=tmp_path / "ms", server={"ready_after_s": 0.05, "not_ready": "Connection refused"}
+    )
+    out = tmp_path / "client"
+    with host_side.Processes(tmp_path, time.time() + 60) as host:
+        host.client_loop(ms, {"SERVER_HOST": "127.0.0.1"}, out, iterations=1, timeout_s=30)
+    assert len((out / "not_ready.log").read_text().splitlines()) == 2  # both attempts refused
+    [it] = read_iterations(out, 30)
+    assert it["status"] != "ok" and it["exit_code"] == host_side.NOT_LISTENING_RC

@@ -17,6 +17,8 @@ from pathlib import Path
 
 TOOLS = ("iperf3", "sockperf")
 NOT_READY_RETRIES = 10
+# The status of an iteration whose server never listened (ECONNREFUSED's number).
+NOT_LISTENING_RC = 111
 
 
 def versions() -> dict[str, str]:
@@ -66,7 +68,8 @@ class Processes:
         came at once ("Connection refused"). A server in a guest may also listen only seconds
         after its start: an attempt whose output says what the microservice declares for a
         server not yet listening (server.not_ready) measured nothing and is made again, up to
-        NOT_READY_RETRIES times, each written to not_ready.log."""
+        NOT_READY_RETRIES times, each written to not_ready.log; still refused after those, the
+        iteration failed (NOT_LISTENING_RC), though the client exits 0 on a refusal."""
         outdir.mkdir(parents=True, exist_ok=True)
         not_ready = ms.server.get("not_ready")
         for i in range(1, iterations + 1):
@@ -75,17 +78,17 @@ class Processes:
                 time.sleep(ms.server.get("ready_after_s", 1))
                 t0 = time.time()
                 rc = self._client(ms, env, outdir / f"{name}.out", outdir / f"{name}.err", timeout_s)
-                if not not_ready or attempt == NOT_READY_RETRIES:
-                    break
-                if (
-                    not_ready
-                    not in (outdir / f"{name}.out").read_text() + (outdir / f"{name}.err").read_text()
-                ):
+                refused = bool(not_ready) and not_ready in (
+                    (outdir / f"{name}.out").read_text() + (outdir / f"{name}.err").read_text()
+                )
+                if not refused:
                     break
                 with open(outdir / "not_ready.log", "a") as log:
                     log.write(
                         f"{name} attempt {attempt + 1}: the server did not listen yet ({not_ready!r})\n"
                     )
+            if refused and rc == 0:
+                rc = NOT_LISTENING_RC
             with open(outdir / "iterations.tsv", "a") as f:
                 f.write(f"{i}\t{t0:.6f}\t{time.time():.6f}\t{rc}\n")
 
