@@ -193,7 +193,12 @@ def runtime_leftovers(run_id: str | None = None) -> list[str]:
 # with pytest 9.2: pytest-xdist issue 1386). The longest start first (with
 # --no-loadscope-reorder), so that the two processes end about together (README: slowest tests).
 SHARED_DAEMONS = {"tests/test_slurm.py": "slurm", "tests/test_slurm_cluster.py": "slurm"}
-LONGEST_FIRST = ["slurm", "tests/test_pipeline_integration.py", "tests/test_paper001_integration.py"]
+LONGEST_FIRST = [
+    *("slurm", "tests/test_pipeline_integration.py", "tests/test_paper001_integration.py"),
+    # The unit phase's longest (a rendered report in Chromium; report fixtures): taken last, the
+    # browser test alone kept one process busy 35 s after the other had finished.
+    *("tests/test_report_browser.py", "tests/test_reporting.py", "tests/test_findings.py"),
+]
 
 
 def file_group(nodeid: str) -> str:
