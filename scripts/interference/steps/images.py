@@ -89,6 +89,11 @@ def ensure_base_os(rt, ref: str, mirror: str, suite: str, log: Path) -> str:
                 stderr=subprocess.STDOUT,
                 check=True,
             )
+        # debootstrap leaves the package lists and apt's caches (about 80 MB) in the base
+        # that every image, nested parent and VM disk carries: each install fetches its own.
+        for pattern in ("var/lib/apt/lists/*_*", "var/cache/apt/*.bin", "var/cache/apt/archives/*.deb"):
+            for p in rootfs.glob(pattern):
+                p.unlink()
         rt.import_rootfs(rootfs, ref, log)
     return "debootstrap"
 
