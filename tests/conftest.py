@@ -194,6 +194,12 @@ def runtime_leftovers(run_id: str | None = None) -> list[str]:
 # --no-loadscope-reorder), so that the two processes end about together (README: slowest tests).
 SHARED_DAEMONS = {"tests/test_slurm.py": "slurm", "tests/test_slurm_cluster.py": "slurm"}
 LONGEST_FIRST = [
+    # The unit phase's longest (a rendered report in Chromium; report fixtures; no integration
+    # tests in them): taken last, the browser test alone kept one process busy 35 s after the
+    # other had finished.
+    "tests/test_report_browser.py",
+    "tests/test_reporting.py",
+    "tests/test_findings.py",
     # The integration files by their time in a fresh-clone .ci/run (2026-11-27: the Slurm files
     # 331 s, paper 001 284, ... the cgroup v2 guest 25), longest first: the two processes end
     # within seconds of each other (in the order of the files' names, one idled 107 s at the end).
@@ -207,11 +213,6 @@ LONGEST_FIRST = [
     "tests/test_new_study.py",
     "tests/test_transfer.py",
     "tests/test_cgroup_v2_guest.py",
-    # The unit phase's longest (a rendered report in Chromium; report fixtures): taken last, the
-    # browser test alone kept one process busy 35 s after the other had finished.
-    "tests/test_report_browser.py",
-    "tests/test_reporting.py",
-    "tests/test_findings.py",
 ]
 
 

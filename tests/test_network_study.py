@@ -362,7 +362,7 @@ def test_the_host_client_makes_again_an_attempt_the_server_was_not_listening_for
 
 
 def test_an_attempt_refused_after_every_retry_is_a_failed_iteration(tmp_path, monkeypatch):
-    """iperf3 --json exits 0 when nothing listens: after the retries, the iteration is recorded
+    """iperf3 --json may exit 0 when nothing listens (3.12 does): after the retries, the iteration is recorded
     as failed (so the run's n_failed counts it), not as an iteration that measured."""
     import socket
     import time
@@ -387,4 +387,5 @@ def test_an_attempt_refused_after_every_retry_is_a_failed_iteration(tmp_path, mo
         host.client_loop(ms, {"SERVER_HOST": "127.0.0.1"}, out, iterations=1, timeout_s=30)
     assert len((out / "not_ready.log").read_text().splitlines()) == 2  # both attempts refused
     [it] = read_iterations(out, 30)
-    assert it["status"] != "ok" and it["exit_code"] == host_side.NOT_LISTENING_RC
+    # iperf3 3.12 exits 0 (NOT_LISTENING_RC recorded); later versions exit 1 themselves.
+    assert it["status"] != "ok" and it["exit_code"] != 0

@@ -68,8 +68,9 @@ class Processes:
         came at once ("Connection refused"). A server in a guest may also listen only seconds
         after its start: an attempt whose output says what the microservice declares for a
         server not yet listening (server.not_ready) measured nothing and is made again, up to
-        NOT_READY_RETRIES times, each written to not_ready.log; still refused after those, the
-        iteration failed (NOT_LISTENING_RC), though the client exits 0 on a refusal."""
+        NOT_READY_RETRIES times, each refused attempt written to not_ready.log; still refused
+        after those, the iteration failed (NOT_LISTENING_RC where the client exited 0 on the
+        refusal, as iperf3 3.12's --json and sockperf do)."""
         outdir.mkdir(parents=True, exist_ok=True)
         not_ready = ms.server.get("not_ready")
         for i in range(1, iterations + 1):
