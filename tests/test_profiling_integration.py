@@ -49,8 +49,13 @@ def test_the_tables_hold_a_sensitivity_curve_a_pressure_and_a_limit_effect(workd
             ]
             assert sorted(rows["intensity"].unique()) == [0, 1], (ms, placement)
             spun = rows[rows["intensity"] == 1]
-            # A core kept busy beside them slows both (the machine has two).
-            assert (spun["degradation"] < 0).all() and (spun["ci_low"] <= spun["degradation"]).all()
+            assert (spun["ci_low"] <= spun["degradation"]).all()
+            if ms == "S":
+                # STREAM runs a thread on each of the two cores: a core kept busy beside it slows
+                # it clearly (measured -0.66 to -0.86). LINPACK at n = 500 runs for milliseconds:
+                # beside the bubble it measured -0.10 and +0.02 on 2026-11-27, each interval
+                # spanning 0, so its sign is this machine's noise, not a check.
+                assert (spun["ci_high"] < 0).all(), spun
     pressure = pd.read_csv(workdir / STATS / "pressure.tsv", sep="\t")
     assert set(pressure["microservice"]) == {"L", "S"} and (pressure["pressure"] >= 0).all()
     limit = pd.read_csv(workdir / STATS / "limit_effect.tsv", sep="\t")
