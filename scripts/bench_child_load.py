@@ -4,8 +4,9 @@ Each round opens a run of the `nested` runtime (a parent with its own engine) an
 of a microservice into it through the runtime's own `docker save | docker load`, timed by the
 runtime (child_image_load_s): the image built before the clean-up and the one after, each into
 a parent of its own, in a seeded random order. Prints each image's size, its mean load with a t
-interval over the rounds, and the difference's paired t interval. Needs both images in the host's engine (an image record of an
-older checkout keeps the old one); holds the measurement lock.
+interval over the rounds, and the difference's paired t interval. Needs both images in the
+host's engine (an image record of an older checkout keeps the old one); holds the measurement
+lock.
 
   .venv/bin/python scripts/bench_child_load.py OLD_IMAGE NEW_IMAGE [--rounds 6] [--seed 1]"""
 

@@ -319,28 +319,34 @@ def test_the_method_counts_the_tests_the_runs_recorded(tmp_path):
     assert "4–5 tests per run" in method and "iperf3's TCP stream, 3 s" in method
 
 
+def iperf3_client(folder: Path, ready_after_s: float):
+    """A microservice whose run is a real iperf3 client of a free local port (no other test's
+    server answers it), declaring iperf3's refusal as its server's not-ready message; and the port."""
+    import socket
+    from types import SimpleNamespace
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (folder / "ms").mkdir()
+    run = folder / "ms" / "run"
+    run.write_text(f'#!/bin/sh\nexec iperf3 --client "$SERVER_HOST" --port {port} --time 1 --json\n')
+    run.chmod(0o755)
+    server = {"ready_after_s": ready_after_s, "not_ready": "Connection refused"}
+    return SimpleNamespace(folder=folder / "ms", server=server), port
+
+
 def test_the_host_client_makes_again_an_attempt_the_server_was_not_listening_for(tmp_path):
     """A server in a guest may listen only seconds after its start: the host's client loop (real
     iperf3) makes again each attempt that said "Connection refused" and measures once it listens."""
     import json
-    import socket
     import threading
     import time
-    from types import SimpleNamespace
 
     from interference.core.loop import read_iterations
     from interference.studies.network import host_side
 
-    with socket.socket() as s:  # a free port, so that no other test's server answers
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    (tmp_path / "ms").mkdir()
-    run = tmp_path / "ms" / "run"
-    run.write_text(f'#!/bin/sh\nexec iperf3 --client "$SERVER_HOST" --port {port} --time 1 --json\n')
-    run.chmod(0o755)
-    ms = SimpleNamespace(
-        folder=tmp_path / "ms", server={"ready_after_s": 0.3, "not_ready": "Connection refused"}
-    )
+    ms, port = iperf3_client(tmp_path, ready_after_s=0.3)
     out = tmp_path / "client"
     with host_side.Processes(tmp_path, time.time() + 60) as host:
         # The server starts 1.2 s late: the first attempts find nothing listening.
@@ -362,26 +368,15 @@ def test_the_host_client_makes_again_an_attempt_the_server_was_not_listening_for
 
 
 def test_an_attempt_refused_after_every_retry_is_a_failed_iteration(tmp_path, monkeypatch):
-    """iperf3 --json may exit 0 when nothing listens (3.12 does): after the retries, the iteration is recorded
-    as failed (so the run's n_failed counts it), not as an iteration that measured."""
-    import socket
+    """iperf3 --json may exit 0 when nothing listens (3.12 does): after the retries, the
+    iteration is recorded as failed (so the run's n_failed counts it), not as one that measured."""
     import time
-    from types import SimpleNamespace
 
     from interference.core.loop import read_iterations
     from interference.studies.network import host_side
 
     monkeypatch.setattr(host_side, "NOT_READY_RETRIES", 1)
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    (tmp_path / "ms").mkdir()
-    run = tmp_path / "ms" / "run"
-    run.write_text(f'#!/bin/sh\nexec iperf3 --client "$SERVER_HOST" --port {port} --time 1 --json\n')
-    run.chmod(0o755)
-    ms = SimpleNamespace(
-        folder=tmp_path / "ms", server={"ready_after_s": 0.05, "not_ready": "Connection refused"}
-    )
+    ms, _ = iperf3_client(tmp_path, ready_after_s=0.05)  # nothing will listen on its port
     out = tmp_path / "client"
     with host_side.Processes(tmp_path, time.time() + 60) as host:
         host.client_loop(ms, {"SERVER_HOST": "127.0.0.1"}, out, iterations=1, timeout_s=30)

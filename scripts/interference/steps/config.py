@@ -5,7 +5,6 @@ has the capabilities it needs. Errors name the key and the bad value, in one par
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import socket
 from pathlib import Path
@@ -14,21 +13,11 @@ import jsonschema
 import yaml
 
 from interference import REPO_ROOT, runtimes, studies
+from interference.core.yaml_files import load_once
 
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 NOTHING_RAN = "so nothing was built or run"
 # Top-level keys of configs written before studies were plug-ins.
-
-
-@functools.cache
-def _top_schema_file() -> dict:
-    # Read once per process: a budgeted plan validates hundreds of candidate configs.
-    return yaml.safe_load(SCHEMA_PATH.read_text())
-
-
-def top_schema() -> dict:
-    """The config's top-level schema (a copy: checking fills defaults from it)."""
-    return copy.deepcopy(_top_schema_file())
 
 
 class ConfigError(ValueError):
@@ -120,7 +109,7 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
     config = copy.deepcopy(config) if config is not None else {}
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, not {type(config).__name__}.")
-    _check(config, top_schema(), "", source)
+    _check(config, load_once(SCHEMA_PATH), "", source)
     if config["host"] is None:
         config["host"] = socket.gethostname().split(".")[0]
     if config["include"]:
@@ -245,7 +234,7 @@ def _with_includes(config: dict, source: str) -> dict:
             needs.append(plan.Need(study, part))
     out = plan.merged({k: v for k, v in config.items() if k != "include"}, needs)
     out["include"] = []  # united: validating the result again includes nothing twice
-    _check(out, top_schema(), "", source)
+    _check(out, load_once(SCHEMA_PATH), "", source)
     return out
 
 
@@ -266,7 +255,7 @@ def _with_findings(config: dict, source: str) -> dict:
         )
     except plan.PlanError as e:
         raise ConfigError(f"{source} is invalid, {NOTHING_RAN}: {e}.") from None
-    _check(out, top_schema(), "", source)
+    _check(out, load_once(SCHEMA_PATH), "", source)
     return out
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import fnmatch
-import functools
 import hashlib
 import heapq
 import json
@@ -34,6 +33,7 @@ from pathlib import Path
 import yaml
 
 from interference import REPO_ROOT, studies
+from interference.core.yaml_files import load_once
 
 CATALOGUE = REPO_ROOT / "report" / "published" / "findings.yaml"
 # What runs besides the runs, in a budget (steps/estimate.py's constants for them are per run; this
@@ -93,11 +93,6 @@ def _other_host(cfg: dict) -> bool:
     return len(cfg.get("run_on") or []) > 1 or any(p.get("remote_host") for p in parts if isinstance(p, dict))
 
 
-@functools.cache
-def _shipped_config(name: str) -> dict:
-    return yaml.safe_load((REPO_ROOT / name).read_text())
-
-
 def need_of(entry: dict) -> Need | str:
     """What the entry's check needs in the config, or why it cannot be planned here. A study's
     own needs (its cells) narrow its part of the shipped config the entry names, which gives
@@ -108,10 +103,10 @@ def need_of(entry: dict) -> Need | str:
         return f"{found}: run {entry['config']}" if entry.get("config") else found
     if entry["study"] == "pairs" or not entry.get("config"):
         return Need(entry["study"], found) if isinstance(found, dict) else "no shipped config runs it"
-    cfg = _shipped_config(entry["config"])
+    cfg = load_once(REPO_ROOT / entry["config"])
     if _other_host(cfg):
         return f"needs a second host: run {entry['config']} (see docs/hosts.md)"
-    part = copy.deepcopy(cfg["studies"][entry["study"]])
+    part = cfg["studies"][entry["study"]]  # load_once gave a copy of its own
     part.setdefault("runtimes", list(cfg.get("runtimes", ["docker"])))
     part |= found or {}
     return Need(entry["study"], part)

@@ -9,28 +9,19 @@ the placement advice, triples in the same cases and in 2-3a (two share a contain
 from __future__ import annotations
 
 import copy
-import functools
 import os
 from pathlib import Path
 
-import yaml
 
 from interference import REPO_ROOT
 from interference.core.microservices import registry as microservices
 from interference.core.microservices import sizes_properties, unknown_in
+from interference.core.yaml_files import load_once
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
 from interference.studies.pairs import cases, duration, finding_needs, schemas
 from interference.studies.pairs.records import PairKey
 
 HERE = Path(__file__).resolve().parent
-
-
-@functools.cache
-def _schema_file() -> dict:
-    # Read once per process: a budgeted plan validates hundreds of candidate configs.
-    return yaml.safe_load((HERE / "schema.yaml").read_text())
-
-
 PUBLISHED_DIR = REPO_ROOT / "report" / "published"
 # The papers' tables the published comparison reads (statistics/published.py).
 PUBLISHED_FILES = (PUBLISHED_DIR / "means.tsv", PUBLISHED_DIR / "interference_ratios.tsv")
@@ -112,7 +103,7 @@ class PairsStudy(Study):
     }
 
     def config_schema(self) -> dict:
-        schema = copy.deepcopy(_schema_file())
+        schema = load_once(HERE / "schema.yaml")
         sizes = schema["properties"]["sizes"]
         sizes["additionalProperties"] = False
         sizes["properties"] = sizes_properties()
