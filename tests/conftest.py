@@ -26,6 +26,18 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(__import__("sys").executable).parent / "snakemake")
 
 
+def keep_reference_probe(folder: Path) -> None:
+    """A kept probe under folder/results saying this host is as fast as the reference machine, so
+    that a budgeted plan does not depend on how busy the machine running the test is."""
+    import socket
+
+    from interference.host.probe import PROBE_VERSION, REFERENCE_S
+
+    kept = folder / "results/durations" / f"{socket.gethostname().split('.')[0]}.probe.json"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(json.dumps({"seconds": REFERENCE_S, "version": PROBE_VERSION}))
+
+
 def docker_answers() -> bool:
     return (
         shutil.which("docker") is not None

@@ -226,6 +226,15 @@ def test_the_machine_probe_is_measured_once_per_boot_and_hour(tmp_path, monkeypa
     kept = probe.machine_probe()  # measured now (the real clock), and kept
     assert probe.cached_probe(tmp_path / "results", "h") == kept and len(measured) == 4
     assert not (tmp_path / "results").exists()
+    # A probe kept by another version measured something else: it is measured again.
+    cache.write_text(json.dumps({"seconds": 9.0, "measured": t0 + 3602, "boot_id": "another boot"}))
+    assert probe.machine_probe(cache, now=t0 + 3603) == pytest.approx(0.7) and len(measured) == 5
+    old = tmp_path / "results/durations/h.probe.json"
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps({"seconds": 9.0}))
+    assert probe.cached_probe(tmp_path / "results", "h") != 9.0
+    old.write_text(json.dumps({"seconds": 9.0, "version": probe.PROBE_VERSION}))
+    assert probe.cached_probe(tmp_path / "results", "h") == 9.0
 
 
 def test_a_budgeted_plan_scales_by_this_hosts_runs_once_and_keeps_that_scale(tmp_path, monkeypatch):

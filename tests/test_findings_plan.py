@@ -2,10 +2,8 @@
 into the config; a budget filled cheapest first, checked against a hand-worked allocation; the
 plan recorded and printed, and the scorecard naming why a finding did not run."""
 
-import json
-import socket
-
 import pytest
+from conftest import keep_reference_probe
 from interference.steps import config as config_module
 from interference.steps import plan
 from interference.steps.scorecard import plan_reasons
@@ -112,11 +110,7 @@ def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, 
     monkeypatch.chdir(tmp_path)  # the probe and the plan's cache go under results/
     # This host as fast as the reference machine (a kept probe): the plan does not depend on
     # how loaded the machine running the test is.
-    from interference.host.probe import REFERENCE_S
-
-    probe = tmp_path / "results/durations" / f"{socket.gethostname().split('.')[0]}.probe.json"
-    probe.parent.mkdir(parents=True)
-    probe.write_text(json.dumps({"seconds": REFERENCE_S}))
+    keep_reference_probe(tmp_path)
     raw = {"findings": ["000-7", "000-9"], "budget_min": 6, "runtimes": ["docker"], "studies": {
         "pairs": {"iterations": 3, "repetitions": 1, "window_s": {"2": 4, "3a": 4, "3b": 4},
                   "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},

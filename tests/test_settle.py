@@ -2,12 +2,10 @@
 runs of their cells by hand, the budget's choice, the extra repetitions a config then runs, and
 the plan of findings unchanged by them."""
 
-import json
-import socket
-
 import pandas as pd
 import pytest
 import yaml
+from conftest import keep_reference_probe
 from interference.steps import config as config_module
 from interference.steps import plan, settle
 from interference.studies.pairs import cases
@@ -59,11 +57,7 @@ def test_the_plan_of_findings_ignores_the_extra_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     # This host as fast as the reference machine (a kept probe): the plan must not depend on how
     # busy the machine is while the tests run (a slow probe left 000-7 over the budget).
-    from interference.host.probe import REFERENCE_S
-
-    probe = tmp_path / "results/durations" / f"{socket.gethostname().split('.')[0]}.probe.json"
-    probe.parent.mkdir(parents=True)
-    probe.write_text(json.dumps({"seconds": REFERENCE_S}))
+    keep_reference_probe(tmp_path)
     raw = {"findings": ["000-7"], "budget_min": 20, "studies": {"pairs": {
         "iterations": 3, "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"}}}}  # fmt: skip
     before = config_module.validate(raw, machine=False)
@@ -78,11 +72,7 @@ def test_settle_plans_the_cheapest_open_findings_within_the_budget(tmp_path, mon
     12 s iterations). With a budget for one, the cheap one is planned and the overlay holds
     exactly its cells; the plan's lines name it."""
     monkeypatch.chdir(tmp_path)
-    from interference.host.probe import REFERENCE_S
-
-    probe = tmp_path / "results/durations" / f"{socket.gethostname().split('.')[0]}.probe.json"
-    probe.parent.mkdir(parents=True)
-    probe.write_text(json.dumps({"seconds": REFERENCE_S}))
+    keep_reference_probe(tmp_path)
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump({"studies": {"pairs": {
         "microservices": ["L", "B"], "pairs": ["L+L", "B+B"], "cases": ["1", "2", "3a", "3b"],

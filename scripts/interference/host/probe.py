@@ -3,13 +3,18 @@
 The studies' models of a run (containers/iteration-times.yaml, start costs) were measured on
 one machine; another runs them faster or slower. Before the first run on a host never seen, the
 estimate scales them by the ratio of this probe's time here to its time on the reference
-machine (REFERENCE_S): a fixed CPU loop in Python and a burst of process starts (what a
-container's start is made of), the fastest of five. Kept for this machine beside the
-measurement lock (at most an hour, this boot), so that every snakemake
-invocation in any working folder, a dry run included, does not measure it again (2-5 s here)."""
+machine (REFERENCE_S). The probe is compiled work, as the benchmarks are: a sort and a copy of
+numpy arrays beyond the caches (computing and memory), a SHA-256 (integer work) and a burst of
+process starts (what a container's start is made of), the fastest of five. Not interpreted
+Python: a loop of it read 0.200 s on the venv's interpreter (pyenv 3.11.7) and 0.137 s on
+Debian's 3.11.2 on the same machine in the same minute (2026-11-27), so it measured which
+interpreter ran it more than the machine. Kept for this machine beside the measurement lock (at
+most an hour, this boot), so that every snakemake invocation in any working folder, a dry run
+included, does not measure it again."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -18,11 +23,12 @@ from pathlib import Path
 
 from interference.host.locks import LOCK_PATH
 
-# The probe's seconds on the machine whose run times calibrated the models. That machine is
-# gone; on the 2-core VM of docs/configs.md its runs took 1.35 times the pair study's models (138
-# runs of the default) and this probe 0.195 s (the median of five), so the reference is
-# 0.195 / 1.35. The other studies' constants (containers/entity-times.yaml) are in the same units.
+# The probe's seconds on the machine whose run times calibrated the models: PROBE_VERSION's
+# seconds on the 2-core VM of docs/configs.md divided by how long that machine's runs took over
+# their models the same hour (docs/planning.md, "The estimate on a host never seen").
 REFERENCE_S = 0.144
+# What the probe measures; a kept probe of another version is measured again.
+PROBE_VERSION = 2
 SPAWNS = 40
 # This machine's probe, shared by every working folder; older than MACHINE_MAX_AGE_S or from
 # another boot, it is measured again (the machine's load moves it).
@@ -31,18 +37,33 @@ MACHINE_MAX_AGE_S = 3600
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
-def _once() -> float:
+def _work() -> tuple:
+    """The probe's inputs, made once (their making is not timed): 8 M random doubles to sort,
+    80 MB to copy, 100 MB to hash."""
+    import numpy as np
+
+    keys = np.random.default_rng(1).random(8_000_000)
+    source = np.ones(10_000_000)
+    return keys, source, np.empty_like(source), bytes(100_000_000)
+
+
+def _once(work: tuple) -> float:
+    import numpy as np
+
+    keys, source, target, data = work
     t0 = time.perf_counter()
-    x = 0
-    for i in range(3_000_000):  # fixed integer work: an interpreter's speed on one core
-        x += i * i % 7
+    np.sort(keys)  # compiled computing (a benchmark's inner loops)
+    for _ in range(6):  # memory bandwidth, as STREAM's copy
+        np.copyto(target, source)
+    hashlib.sha256(data).digest()  # integer work in C
     for _ in range(SPAWNS):  # fork and exec: the cost a container start repeats many times
         subprocess.run(["true"], check=True)
     return time.perf_counter() - t0
 
 
 def probe_seconds() -> float:
-    return min(_once() for _ in range(5))
+    work = _work()
+    return min(_once(work) for _ in range(5))
 
 
 def _boot_id() -> str:
@@ -59,14 +80,18 @@ def machine_probe(cache: Path | None = None, now: float | None = None) -> float:
     cache, now = cache or MACHINE_CACHE, time.time() if now is None else now
     try:
         kept = json.loads(cache.read_text())
-        if kept["boot_id"] == _boot_id() and 0 <= now - kept["measured"] <= MACHINE_MAX_AGE_S:
+        fresh = kept["boot_id"] == _boot_id() and 0 <= now - kept["measured"] <= MACHINE_MAX_AGE_S
+        if fresh and kept.get("version") == PROBE_VERSION:
             return float(kept["seconds"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
     seconds = probe_seconds()
     try:  # whole or not at all: a reader never sees half a file
         part = cache.with_name(f"{cache.name}.{os.getpid()}")
-        part.write_text(json.dumps({"seconds": seconds, "measured": now, "boot_id": _boot_id()}) + "\n")
+        part.write_text(
+            json.dumps({"seconds": seconds, "measured": now, "boot_id": _boot_id(), "version": PROBE_VERSION})
+            + "\n"
+        )
         os.replace(part, cache)
     except OSError:
         pass  # a machine whose /tmp cannot be written measures each time
@@ -75,12 +100,16 @@ def machine_probe(cache: Path | None = None, now: float | None = None) -> float:
 
 def cached_probe(results: Path, host: str) -> float:
     """This host's probe: the one an earlier version's budgeted plan kept beside its run ledger
-    (results/durations/<host>.probe.json), else this machine's (machine_probe)."""
+    (results/durations/<host>.probe.json) if it is of this PROBE_VERSION, else this machine's
+    (machine_probe)."""
     path = results / "durations" / f"{host}.probe.json"
     try:
-        return float(json.loads(path.read_text())["seconds"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return machine_probe()
+        kept = json.loads(path.read_text())
+        if kept.get("version") == PROBE_VERSION:
+            return float(kept["seconds"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return machine_probe()
 
 
 if __name__ == "__main__":
