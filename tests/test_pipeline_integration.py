@@ -100,6 +100,28 @@ def test_every_run_has_its_artifacts(workdir, runtime):
     assert all(len(m["iterations"]) >= 1 for m in runs["case3b/L+S/rep1"]["members"])
 
 
+def _cpu_flags() -> set[str]:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+@pytest.mark.parametrize("runtime", [r for r in RUNTIMES if r != "vm"])  # a TCG guest has its own CPU
+def test_linpack_runs_the_kernel_of_this_cpu(workdir, runtime):
+    """OpenBLAS 0.3.21 falls back to its SSE3 kernel on CPUs newer than it knows (3x slower here);
+    the microservice picks the kernel from the CPU's flags (containers/linpack/run)."""
+    raw = workdir / RAW.replace("/docker/", f"/{runtime}/") / "case3b/L+S/rep1"
+    (member,) = [m for m in metas(workdir, runtime)["case3b/L+S/rep1"]["members"] if m["microservice"] == "L"]
+    out = (raw / member["iterations"][0]["stdout"]).read_text()
+    core = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)["core"]
+    flags = _cpu_flags()
+    if {"avx512f", "avx512dq", "avx512bw", "avx512vl"} <= flags:
+        assert core == "SkylakeX", out
+    elif {"avx2", "fma"} <= flags:
+        assert core == "Haswell", out
+
+
 @pytest.mark.parametrize("runtime", [r for r in RUNTIMES if r != "vm"])
 def test_limits_are_read_back_inside_the_containers(workdir, runtime):
     members = metas(workdir, runtime)["case3b/L+S/rep1"]["members"]

@@ -12,6 +12,7 @@
 
 /* OpenBLAS: the threads its BLAS calls use (OPENBLAS_NUM_THREADS, else one per CPU of the affinity mask). */
 int openblas_get_num_threads(void);
+char *openblas_get_corename(void);
 
 extern void dgesv_(const int *n, const int *nrhs, double *a, const int *lda, int *ipiv,
                    double *b, const int *ldb, int *info);
@@ -71,6 +72,7 @@ int main(int argc, char **argv) {
 
     printf("linpack n=%d\n", n);
     printf("threads=%d\n", openblas_get_num_threads());
+    printf("core=%s\n", openblas_get_corename());
     printf("time_s=%.6f\n", elapsed);
     printf("gflops=%.4f\n", flops / elapsed / 1e9);
     printf("residual=%.6e\n", norm_r);
