@@ -229,8 +229,8 @@ def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_pat
     assert min(sum(i["in_overlap"] for i in m) for m in its) >= 4  # what the study will count
     assert 2 < got["window_s"] <= 20 and got["extended_s"] > 0 and got["moves"]
     assert (tmp_path / START_FILE).read_text().split() == [
-        f"{start_at:.0f}",
-        f"{start_at + got['window_s']:.0f}",
+        f"{start_at:.3f}",
+        f"{start_at + got['window_s']:.3f}",
     ]
     # A cap shorter than the samples need: the window stops at the cap.
     capped = extend_window(tmp_path, dirs, time.time() - 10, time.time() + 0.5, {"min_overlap_samples": 99,
@@ -312,3 +312,34 @@ def test_a_triples_mixed_case_puts_each_member_apart_once_beside_the_two_others_
     assert cases.images_needed(cfg) == ["base", "L", "S", "NS", "S+NS", "L+NS", "L+S"]
     assert cases.limits_for("2-3a", 2, cfg["limits"]) == {}  # unlimited, like 2 and 3a
     assert cases.image_for("2-3a", ["L", "L", "S"]) == ["L", "S"]
+
+
+def test_the_loop_starts_at_the_start_files_fraction_of_a_second_and_stops_at_its_end(tmp_path):
+    """containers/base/microservice-loop itself, on this machine: two loops released by one start
+    file whose epochs fall between whole seconds begin after the start (not at the whole second
+    before it) and begin no iteration after the end."""
+    import os
+    import subprocess
+    import time
+
+    from interference.core.loop import START_FILE, move_window_end
+
+    service = tmp_path / "services/X"
+    service.mkdir(parents=True)
+    (service / "run").write_text("#!/bin/sh\nsleep 0.2\n")
+    (service / "run").chmod(0o755)
+    loop = Path(__file__).parents[1] / "containers/base/microservice-loop"
+    env = {**os.environ, "MICROSERVICES_DIR": str(tmp_path / "services")}
+    procs = []
+    for d in ("member1-X", "member2-X"):
+        # ID OUTDIR FIRST START until END TIMEOUT_S; the run's folder here, not the container's /results.
+        argv = ["X", str(tmp_path / d), "1", f"@{tmp_path / START_FILE}", "until", "0", "10"]
+        procs.append(subprocess.Popen(["sh", str(loop), *argv], env=env))
+    start = int(time.time()) + 1.5  # half a second past a whole one
+    move_window_end(tmp_path, start, start + 1.25)
+    for p in procs:
+        assert p.wait(timeout=30) == 0
+    for d in ("member1-X", "member2-X"):
+        its = read_iterations(tmp_path / d, 10)
+        assert start <= its[0]["start"] < start + 0.5, (start, its[0])
+        assert its[-1]["start"] < start + 1.25 and len(its) >= 2, its

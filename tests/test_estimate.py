@@ -58,10 +58,10 @@ def test_pair_model_against_a_hand_computation():
     # A concurrent window held open for 6 of Bonnie++'s 2 GB iterations (4.6 + 2048 / 435 s),
     # the start file, and half an iteration finishing after the window.
     bonnie = 4.6 + 2048 / 435
-    assert duration.run_seconds(CASE3A_LB) == 0.5 + 1.5 + 6 * bonnie + bonnie / 2
+    assert duration.run_seconds(CASE3A_LB) == 0.5 + 0.5 + 6 * bonnie + bonnie / 2
     # The cap bounds the window.
     capped = {**CASE3A_LB, "adaptive": {"min_overlap_samples": 50, "window_cap_s": 120}}
-    assert duration.run_seconds(capped) == 0.5 + 1.5 + 120 + bonnie / 2
+    assert duration.run_seconds(capped) == 0.5 + 0.5 + 120 + bonnie / 2
     # A network benchmark's server: started, then its readiness (1 s) awaited.
     ns = {**CASE1_L, "key": "case1/NS", "pair": "NS", "sizes": {"NS": {"duration_s": 1}}}
     assert duration.run_seconds(ns) == 0.5 + 0.3 + 1.0 + 10 * (1.05 + 0.3)

@@ -145,9 +145,9 @@ def test_settings_hold_what_changes_the_run():
 def test_expected_seconds_model():
     cfg = validate(FULL, machine=False)
     s = studies.run_settings(cfg, "profiling", "docker", "3a/L/cpu-0.5", 1)
-    # set-up 0.5 + start file 1.5 + window 2 + the bubble's margin and start 1.2 (L's half iteration is less)
-    assert STUDY.expected_seconds(s) == pytest.approx(0.5 + 1.5 + 2 + 1.2)
-    assert STUDY.fixed_seconds(s) == pytest.approx(1.5 + 2 + 1)
+    # set-up 0.5 + start file 0.5 + window 2 + the bubble's margin and start 1.2 (L's half iteration is less)
+    assert STUDY.expected_seconds(s) == pytest.approx(0.5 + 0.5 + 2 + 1.2)
+    assert STUDY.fixed_seconds(s) == pytest.approx(0.5 + 2 + 1)
     alone = studies.run_settings(cfg, "profiling", "docker", "1/B/alone", 1)
     assert STUDY.expected_seconds(alone) == pytest.approx(0.5 + 3 * (4.6 + 2048 / 435 + 0.3))
 

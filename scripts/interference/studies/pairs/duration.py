@@ -5,12 +5,13 @@ the 2-core machine this was developed on (Docker 20.10); a run's own history rep
 
 from __future__ import annotations
 
+from interference.core.loop import START_MARGIN_S
 from interference.core.microservices import registry
 from interference.studies.pairs import cases
 
 RUN_SETUP_S = 0.5  # the raw folder, the runtime's description, telemetry, removal at the end
 CONTAINER_PER_ITERATION_S = 0.3  # Case 1: a fresh container per iteration (start, stop, remove)
-START_FILE_S = 1.5  # concurrent members start together: the start file a second after the last is up
+START_FILE_S = START_MARGIN_S  # concurrent members start together: the start file after the last is up
 SERVER_S = 0.3  # a network benchmark's server container started (then its readiness is awaited once)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from interference.core.loop import START_MARGIN_S
 from interference.core.microservices import registry
 
 BUBBLE, PROBE = "X", "Q"
@@ -38,10 +39,10 @@ PROBE_SIZES = {
 BUBBLE_MARGIN_S = 1
 # Costs the runner adds, as the pair study measured them (studies/pairs/duration.py, 2 cores,
 # Docker 20.10): the run's own set-up and removal, a fresh container per alone iteration, the
-# start file a second after the last container is up, a network microservice's server.
+# start file half a second after the last container is up, a network microservice's server.
 RUN_SETUP_S = 0.5
 CONTAINER_PER_ITERATION_S = 0.3
-START_FILE_S = 1.5
+START_FILE_S = START_MARGIN_S
 SERVER_S = 0.3
 BUBBLE_START_S = 0.2  # stress-ng, fio or iperf3 starting (iteration-times.yaml's X)
 
