@@ -188,7 +188,9 @@ def test_a_node_lost_mid_study_fails_its_run_keeps_the_rest_and_the_same_command
     config = {**CONFIG, "hosts": {"edge": {"studies": {"pairs": {"hold": True, "sizes": {"L": {"n": 400}}}}}}}
     edge_meta = work / "results/raw/edge/docker/pairs/case1/L/rep1/meta.json"
     fog_meta = work / "results/raw/fog/docker/pairs/case1/L/rep1/meta.json"
-    proc = start_snakemake(work, env, config, "--keep-going")
+    # Both nodes' jobs at once (the profile's measurement=1 would queue fog's behind the held
+    # run): fog's waits on the measurement lock, which the edge's run holds until it is lost.
+    proc = start_snakemake(work, env, config, "--keep-going", "--resources", "measurement=2")
     try:
         held_on(edge, proc)
         edge.lose()  # while its run's container is held mid-run
