@@ -159,7 +159,7 @@ def start_snakemake(work: Path, env: dict, config: dict, *args: str) -> subproce
     (work / "cluster.yaml").write_text(yaml.safe_dump(config))
     return subprocess.Popen(
         [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(work), "--profile", str(REPO / "profiles/slurm"),
-         *args, "report/paper.html", "--configfile", str(work / "cluster.yaml")],
+         "report/paper.html", *args, "--configfile", str(work / "cluster.yaml")],  # (--resources takes a list)
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
 
