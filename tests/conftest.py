@@ -212,13 +212,22 @@ LONGEST_FIRST = [
     "tests/test_report_browser.py",
     "tests/test_reporting.py",
     "tests/test_findings.py",
-    # The integration phase's longest, then the others in name order. Ordered by their measured
-    # times instead (the Slurm files, paper 001, the microservices, ...: longest first), the phase
-    # took 709 and 742 s in two fresh-clone runs against 652 and 689 s this way the same morning:
-    # it is bound by the measurement lock, and which files wait on it together matters more.
+    # The integration phase: the Slurm files (few runs, long waits) beside the two files with the
+    # most runs, then the rest longest first, so that the last files taken are short ones. With
+    # the others in name order after the first three, the report-rule, sessions and transfer
+    # files (227 s) came last on one process, 110 s after the other had finished (2026-11-27).
+    # Which files wait on the measurement lock together matters too: ordered by time alone
+    # (paper 001 beside pipeline, the Slurm files after), the phase took 709 and 742 s against
+    # 652 and 689 s (2026-11-26).
     "slurm",
     "tests/test_pipeline_integration.py",
     "tests/test_paper001_integration.py",
+    "tests/test_microservices_integration.py",
+    "tests/test_report_rule.py",
+    "tests/test_sessions_integration.py",
+    "tests/test_paper003_integration.py",
+    "tests/test_new_study.py",
+    "tests/test_transfer.py",
 ]
 
 
