@@ -322,13 +322,14 @@ def test_the_loop_starts_at_the_start_files_fraction_of_a_second_and_stops_at_it
     import subprocess
     import time
 
+    from conftest import REPO
     from interference.core.loop import START_FILE, move_window_end
 
     service = tmp_path / "services/X"
     service.mkdir(parents=True)
     (service / "run").write_text("#!/bin/sh\nsleep 0.2\n")
     (service / "run").chmod(0o755)
-    loop = Path(__file__).parents[1] / "containers/base/microservice-loop"
+    loop = REPO / "containers/base/microservice-loop"
     env = {**os.environ, "MICROSERVICES_DIR": str(tmp_path / "services")}
     procs = []
     for d in ("member1-X", "member2-X"):
