@@ -43,7 +43,8 @@ def execute(run) -> dict:
                         run.name("server"),
                     )
                 )  # fmt: skip
-            time.sleep(ms.server.get("ready_after_s", 1))
+            # The server's declared ready time passes while the client's entity starts.
+            ready_at = time.time() + ms.server.get("ready_after_s", 1)
             # The client waits for the start file; the server's address is known only once the
             # entity is attached (a bridge's gateway, an OVS port), so it is read from a file.
             loop = loop_command(
@@ -63,6 +64,7 @@ def execute(run) -> dict:
             run.start(spec, "client")
             address = server_at or run.runtime.host_address(spec.name)
             (run.outdir / SERVER_FILE).write_text(address + "\n")
+            time.sleep(max(0.0, ready_at - time.time()))
             start_at, _ = write_start_file(run.outdir)
             run.wait_all([spec.name], deadline)
         else:
