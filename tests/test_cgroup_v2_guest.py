@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, requires_engine
-from interference.host import cgroups, telemetry
+from interference.host import cgroups, telemetry_rates
 from interference.host.locks import measurement_lock
 from interference.runtimes import RuntimeUnavailable
 from interference.runtimes.base import ContainerSpec
@@ -94,7 +94,7 @@ def guest(tmp_path_factory):
     assert code == 0 and out.exists(), console[-4000:]
     return {
         "seen": json.loads(out.read_text()),
-        "tel": telemetry.read(results / "telemetry.tsv"),
+        "tel": telemetry_rates.read(results / "telemetry.tsv"),
         "described": rt.describe(),
         "argv": rt.run_argv(spec),
         "left": left,
@@ -155,7 +155,7 @@ def test_the_sampler_follows_the_entity_until_its_group_is_removed(guest):
     busy = tel[tel["source"] == "busy"]
     assert busy["time"].max() < seen["removed_at"] < tel["time"].max()  # host rows went on
     assert seen["sampler_still_watching"] == []
-    got = telemetry.per_interval(tel, "busy", seen["first_at"], seen["second_at"])
+    got = telemetry_rates.per_interval(tel, "busy", seen["first_at"], seen["second_at"])
     assert 0 < got["cpu_cores"] <= QUOTA_CORES * 1.2 and got["nr_throttled"] > 0
     assert got["psi_cpu_some"] > 0  # the group's own pressure, as a share of the interval
 

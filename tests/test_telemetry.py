@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from interference.host import cgroups, telemetry
+from interference.host import cgroups, telemetry, telemetry_rates
 
 
 def proc_stat() -> dict[str, int]:
@@ -24,12 +24,12 @@ def test_host_counters_have_pressure_and_context_switches(monkeypatch):
         assert before[k] <= c[k] <= after[k], k
     # Steal in clock ticks: 250 ticks over 5 s on a 100 Hz clock are half a CPU the hypervisor
     # gave to others.
-    monkeypatch.setattr(telemetry, "CLOCK_TICKS", 100)
-    assert telemetry._rate("steal_ticks", 250, 5.0) == ("steal_cores", 0.5)
+    monkeypatch.setattr(telemetry_rates, "CLOCK_TICKS", 100)
+    assert telemetry_rates._rate("steal_ticks", 250, 5.0) == ("steal_cores", 0.5)
     # Stall time as a share of the interval: 2.5 s of 5 s is half; a counter read ahead of its
     # timestamp (5.2 s in 5 s, on a saturated machine) is the whole interval, not more.
-    assert telemetry._rate("psi_cpu_some_us", 2_500_000, 5.0) == ("psi_cpu_some", 0.5)
-    assert telemetry._rate("psi_cpu_some_us", 5_200_000, 5.0) == ("psi_cpu_some", 1.0)
+    assert telemetry_rates._rate("psi_cpu_some_us", 2_500_000, 5.0) == ("psi_cpu_some", 0.5)
+    assert telemetry_rates._rate("psi_cpu_some_us", 5_200_000, 5.0) == ("psi_cpu_some", 1.0)
     if os.path.exists("/proc/pressure/cpu"):
         assert {"psi_cpu_some_us", "psi_memory_full_us", "psi_io_some_us"} <= set(c)
 
@@ -64,12 +64,12 @@ def test_sampler_sees_a_busy_process_throttled_by_its_quota(tmp_path):
             proc.kill()
             proc.wait()
         cgroups.kill_and_remove("telemetry-test")
-    tel = telemetry.read(path)
+    tel = telemetry_rates.read(path)
     assert sampler.samples >= 5 and set(tel["source"]) == {"host", "busy"}
-    busy = telemetry.per_interval(tel, "busy", start, end)
+    busy = telemetry_rates.per_interval(tel, "busy", start, end)
     assert busy["nr_throttled"] > 0 and 0 < busy["throttled"] <= 1.05
     assert busy["memory_failcnt"] == 0 and busy["oom_kill"] == 0
-    host = telemetry.per_interval(tel, "host", start + 0.3, end - 0.3)
+    host = telemetry_rates.per_interval(tel, "host", start + 0.3, end - 0.3)
     assert host["ctxt_per_s"] > 0 and 0 <= host.get("psi_cpu_some", 0) <= 1
 
 
@@ -94,7 +94,7 @@ def test_attach_gives_each_row_its_members_entity_and_the_host():
 
     with tempfile.TemporaryDirectory() as d:
         tel.to_csv(Path(d) / "telemetry.tsv", sep="\t", index=False)
-        out = telemetry.attach(df, meta, Path(d))
+        out = telemetry_rates.attach(df, meta, Path(d))
     assert out.loc[0, "psi_cpu_some"] == pytest.approx(0.5) and out.loc[0, "throttled"] == pytest.approx(0.25)
     assert out.loc[1, "nr_throttled"] == pytest.approx(20) and pd.isna(out.loc[1, "throttled"])
     # Past the host's last sample: no host value; c1 ended at 2 s, before the row began.

@@ -12,8 +12,9 @@ A thread of the runner samples every `interval_s` into <raw folder>/telemetry.ts
                                                        v2 memory.events (max, oom_kill)
                   psi_*_us                             v2 only: the cgroup's own pressure files
 An entity is a container the run started, found by its first process's /proc/<pid>/cgroup and
-sampled at once, then every interval until it ends. `rates` turns the counters into rates
-over any interval (an iteration) lying within the samples, interpolating between them.
+sampled at once, then every interval until it ends. The parse step turns the counters into
+rates over each iteration (host/telemetry_rates.py); this module, which the runner imports, needs
+neither pandas nor numpy.
 """
 
 from __future__ import annotations
@@ -24,9 +25,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
 
 from interference.host.cgroups import process_folders
 
@@ -178,102 +176,3 @@ class Sampler:
         self.stop_event.set()
         self.wake.set()
         self.thread.join()
-
-
-def read(path: Path) -> pd.DataFrame:
-    if not path.exists():
-        return pd.DataFrame(columns=COLUMNS)
-    return pd.read_csv(path, sep="\t", dtype={"source": str, "counter": str})
-
-
-def _rate(counter: str, delta, seconds) -> tuple[str, object]:
-    """A counter's increase over an interval as the column it becomes."""
-    if counter.endswith("_us"):  # stall time: a share of the interval
-        # At most the whole interval: a sample's time is read just before its counter, so on a
-        # saturated machine the counter may run ahead of its timestamp and a share pass 1.
-        return counter.removesuffix("_us"), np.minimum(delta / 1e6 / seconds, 1.0)
-    if counter == "throttled_ns":
-        return "throttled", delta / 1e9 / seconds
-    if counter == "cpu_usage_ns":
-        return "cpu_cores", delta / 1e9 / seconds
-    if counter == "ctxt":
-        return "ctxt_per_s", delta / seconds
-    if counter == "steal_ticks":  # CPUs' worth of time the hypervisor gave to others
-        return "steal_cores", delta / CLOCK_TICKS / seconds
-    return counter, delta  # events: a count
-
-
-def rates(samples: pd.DataFrame, starts, ends) -> dict[str, np.ndarray]:
-    """One source's counters over each interval [starts[i], ends[i]]: PSI and throttled time as
-    a share of the interval, ctxt and CPU time per second, events as counts. Counters are
-    interpolated linearly between samples; an interval not wholly within the samples gets NaN."""
-    starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
-    out = {}
-    for counter, c in samples.groupby("counter"):
-        t, v = c["time"].to_numpy(float), c["value"].to_numpy(float)
-        inside = (
-            (ends > starts) & (starts >= t[0]) & (ends <= t[-1])
-            if len(t) >= 2
-            else np.zeros(len(starts), bool)
-        )
-        name, value = _rate(
-            counter, np.interp(ends, t, v) - np.interp(starts, t, v), np.where(inside, ends - starts, 1)
-        )
-        out[name] = np.where(inside, value, np.nan)
-    return out
-
-
-def per_interval(tel: pd.DataFrame, source: str, start: float, end: float) -> dict[str, float]:
-    """rates() of one source over one interval, without the NaNs."""
-    got = rates(tel[tel["source"] == source], [start], [end])
-    return {k: float(v[0]) for k, v in got.items() if not np.isnan(v[0])}
-
-
-def _entities_of(meta: dict, member) -> list[str]:
-    """The entities that ran member k (its containers: "member1", "member1+member2"; no servers)."""
-    want = f"member{member}"
-    return [
-        c["name"]
-        for c in meta.get("containers", [])
-        if want in c.get("role", "").split("+") and not c["role"].startswith("server")
-    ]
-
-
-def attach(df: pd.DataFrame, meta: dict, raw_dir: Path) -> pd.DataFrame:
-    """df's rows with the telemetry over each row's [start, end]: the host's (psi_*, ctxt_per_s,
-    steal_cores)
-    and, for a row of a member, its entity's (cpu_cores, throttled, nr_throttled, memory_failcnt,
-    oom_kill; cgroup_psi_* on cgroup v2). Rows without start/end, or a run without telemetry,
-    are returned unchanged."""
-    info = meta.get("telemetry")
-    if not info or df.empty or not {"start", "end"} <= set(df.columns):
-        return df
-    tel = read(raw_dir / info["file"])
-    starts = pd.to_numeric(df["start"], errors="coerce").to_numpy(float)
-    ends = pd.to_numeric(df["end"], errors="coerce").to_numpy(float)
-    extra = pd.DataFrame(rates(tel[tel["source"] == "host"], starts, ends), index=df.index)
-    by_source = dict(iter(tel[tel["source"] != "host"].groupby("source")))
-    if "member" in df.columns:
-        for member in df["member"].dropna().unique():
-            rows = (df["member"] == member).to_numpy() & ~np.isnan(starts)
-            # Each row from the first of its member's entities that was sampled before and after
-            # it: a cgroup's last counts go with it when its container ends, so a short Case 1
-            # iteration between a container's first sample and its end gets no entity values
-            # rather than a part of them.
-            for name in _entities_of(meta, member):
-                if name not in by_source or not rows.any():
-                    continue
-                got = rates(by_source[name], starts[rows], ends[rows])
-                covered = (
-                    ~np.all([np.isnan(v) for v in got.values()], axis=0)
-                    if got
-                    else np.zeros(rows.sum(), bool)
-                )
-                where = np.flatnonzero(rows)[covered]
-                for k, v in got.items():
-                    column = "cgroup_" + k if k.startswith("psi_") else k
-                    if column not in extra:
-                        extra[column] = np.nan
-                    extra.loc[df.index[where], column] = v[covered]
-                rows[where] = False  # taken
-    return pd.concat([df, extra], axis=1)

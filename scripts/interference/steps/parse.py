@@ -1,5 +1,5 @@
 """The parser step of every study: one run's raw files -> tidy rows (the study's parse, with the
-run's contention telemetry over each row's interval: telemetry.attach), and the union of a study's runs.
+run's contention telemetry over each row's interval: telemetry_rates.attach), and the union of a study's runs.
 
   python -m interference.steps.parse META.json OUT.tsv                  one run
   python -m interference.steps.parse --merge OUT.tsv IN.tsv...           the union of runs"""
@@ -16,7 +16,7 @@ from interference import studies
 from interference.core import records
 from interference.core.samples import Sample
 from interference.core.table_schema import TableSchema, TableSchemaError
-from interference.host import telemetry
+from interference.host import telemetry_rates
 
 log = logging.getLogger("parse")
 # The columns every study's samples.tsv has, whatever its identity columns and telemetry: a
@@ -29,7 +29,7 @@ def parse_run(meta_path: Path) -> pd.DataFrame:
     # The study's parser reads the record's current shape (its own fields it types itself).
     meta = record.to_json()
     df = studies.get(record.study).parse(meta, meta_path.parent)
-    return telemetry.attach(df, meta, meta_path.parent)
+    return telemetry_rates.attach(df, meta, meta_path.parent)
 
 
 def write(df: pd.DataFrame, path: Path) -> None:

@@ -34,7 +34,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from scipy import stats
 
 from interference import REPO_ROOT
 from interference.core import records, run_order
@@ -170,6 +169,8 @@ def order_agreement(runs: pd.DataFrame, order: dict, host: str) -> dict:
     )
     planned = [positions[i] for i in ids]
     executed = r["started"].rank(method="first").astype(int) - 1
+    from scipy import stats  # here: the step's other tables need none of scipy's import time
+
     # Both orders are permutations (no ties), so tau-b is the plain share of concordant pairs
     # minus discordant ones; one run agrees with itself.
     tau = stats.kendalltau(planned, executed).statistic if len(r) > 1 else 1.0
