@@ -314,6 +314,9 @@ def test_a_triples_mixed_case_puts_each_member_apart_once_beside_the_two_others_
     assert cases.image_for("2-3a", ["L", "L", "S"]) == ["L", "S"]
 
 
+DECIDED_TO_STARTED_S = 0.25  # the loop's check of the end to its reading of the time
+
+
 def test_the_loop_starts_at_the_start_files_fraction_of_a_second_and_stops_at_its_end(tmp_path):
     """containers/base/microservice-loop itself, on this machine: two loops released by one start
     file whose epochs fall between whole seconds begin after the start (not at the whole second
@@ -343,4 +346,7 @@ def test_the_loop_starts_at_the_start_files_fraction_of_a_second_and_stops_at_it
     for d in ("member1-X", "member2-X"):
         its = read_iterations(tmp_path / d, 10)
         assert start <= its[0]["start"] < start + 0.5, (start, its[0])
-        assert its[-1]["start"] < start + 1.25 and len(its) >= 2, its
+        # An iteration's start is read after the loop found the end not reached: a few forks
+        # later, 1.2 ms past the end once (2026-11-27, beside the other test process). A loop
+        # comparing whole seconds would begin one up to 0.75 s after this end.
+        assert its[-1]["start"] < start + 1.25 + DECIDED_TO_STARTED_S and len(its) >= 2, its

@@ -1,6 +1,6 @@
 """The contention behind each measurement: per measured iteration, its performance relative to
 the Case 1 mean of the same host, runtime, target and metric (above 1: better, whatever the
-metric's direction) beside the run's telemetry over that iteration (interference.host.telemetry:
+metric's direction) beside the run's telemetry over that iteration (host/telemetry_rates.py:
 the host's pressure stall shares, context switches and steal, the member's CPU throttling and memory
 failures). results/stats/pairs/contention.tsv; empty when the runs have no telemetry.
 Summed up per case in contention_by_case.tsv, and against performance in pressure_correlation.tsv.
