@@ -129,6 +129,9 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     ctx = RunContext(settings, a.meta.parent, rt, read_images(a.images))
+    # The study's run code imported before the lock, not in the run: the pair study's (numpy,
+    # scipy for its stopping rules) took 1-2 s of CPU, in the lock and in the run's telemetry.
+    study.step("execute")
     try:
         with measurement_lock():
             print(f"run {ctx.run_id}: {study.name} {a.meta.parent}", flush=True)
