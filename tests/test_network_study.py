@@ -367,6 +367,41 @@ def test_the_host_client_makes_again_an_attempt_the_server_was_not_listening_for
         assert "error" not in doc and doc["end"]["sum_received"]["bits_per_second"] > 0
 
 
+def test_the_host_client_makes_again_an_attempt_the_busy_server_refused(tmp_path):
+    """iperf3 serves one test at a time: a client that comes while another test runs gets "the
+    server is busy" in its JSON (and exits 0). The loop makes that attempt again, after pauses,
+    until the server is free, and keeps the attempt that measured."""
+    import json
+    import subprocess
+    import time
+
+    from interference.core.loop import read_iterations
+    from interference.studies.network import host_side
+
+    # The loop's first attempt comes after the ready time: 1 s into the other client's 3-s test.
+    ms, port = iperf3_client(tmp_path, ready_after_s=1.0)
+    ms.server["not_ready"] = ["Connection refused", "the server is busy"]
+    out = tmp_path / "client"
+    with host_side.Processes(tmp_path, time.time() + 60) as host:
+        host.start_server(["iperf3", "--server", "--port", str(port)], "server")
+        time.sleep(0.3)
+        other = subprocess.Popen(
+            ["iperf3", "--client", "127.0.0.1", "--port", str(port), "--time", "3"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            host.client_loop(ms, {"SERVER_HOST": "127.0.0.1"}, out, iterations=1, timeout_s=30)
+        finally:
+            other.wait()
+    retried = (out / "not_ready.log").read_text().splitlines()
+    assert retried and all("the server is busy" in line for line in retried)
+    [it] = read_iterations(out, 30)
+    assert it["status"] == "ok"
+    doc = json.loads((out / "iter0001.out").read_text())
+    assert "error" not in doc and doc["end"]["sum_received"]["bits_per_second"] > 0
+
+
 def test_an_attempt_refused_after_every_retry_is_a_failed_iteration(tmp_path, monkeypatch):
     """iperf3 --json may exit 0 when nothing listens (3.12 does): after the retries, the
     iteration is recorded as failed (so the run's n_failed counts it), not as one that measured."""

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 TOOLS = ("iperf3", "sockperf")
-NOT_READY_RETRIES = 10
+NOT_READY_RETRIES = 12  # with the pauses below, about 9.5 s after the first attempt
+FIRST_RETRY_S = 0.1
 # The status of an iteration whose server never listened (ECONNREFUSED's number).
 NOT_LISTENING_RC = 111
 
@@ -63,33 +64,39 @@ class Processes:
 
     def client_loop(self, ms, env: dict, outdir: Path, iterations: int, timeout_s: float) -> None:
         """`iterations` runs of the microservice's run script, recorded as microservice-loop does.
-        Each waits the server's declared ready time first: iperf3 serves one test at a time and
-        resets between tests, which a guest under TCG did not finish before the next client
-        came at once ("Connection refused"). A server in a guest may also listen only seconds
-        after its start: an attempt whose output says what the microservice declares for a
-        server not yet listening (server.not_ready) measured nothing and is made again, up to
-        NOT_READY_RETRIES times, each refused attempt written to not_ready.log; still refused
-        after those, the iteration failed (NOT_LISTENING_RC where the client exited 0 on the
-        refusal, as iperf3 3.12's --json and sockperf do)."""
+        The first waits the server's declared ready time (it has just started). An attempt whose
+        output says one of the microservice's not-ready messages (server.not_ready) measured
+        nothing and is made again, up to NOT_READY_RETRIES times, after a pause that doubles from
+        FIRST_RETRY_S up to the ready time, each refused attempt written to not_ready.log: a server
+        in a guest may listen only seconds after its start, and iperf3 serves one test at a time,
+        so a guest under TCG that has not reset since the last test refuses or says it is busy.
+        Still refused after those, the iteration failed (NOT_LISTENING_RC where the client exited
+        0 on the refusal, as iperf3 3.12's --json and sockperf do). Iterations follow each other
+        at once otherwise: a fixed pause before each made a 1-second test last 2 seconds."""
         outdir.mkdir(parents=True, exist_ok=True)
-        not_ready = ms.server.get("not_ready")
+        not_ready = ms.server.get("not_ready") or []
+        not_ready = [not_ready] if isinstance(not_ready, str) else list(not_ready)
+        ready_s = ms.server.get("ready_after_s", 1)
+        time.sleep(ready_s)
         for i in range(1, iterations + 1):
             name = f"iter{i:04d}"
             for attempt in range(NOT_READY_RETRIES + 1):
-                time.sleep(ms.server.get("ready_after_s", 1))
                 t0 = time.time()
                 rc = self._client(ms, env, outdir / f"{name}.out", outdir / f"{name}.err", timeout_s)
-                refused = bool(not_ready) and not_ready in (
-                    (outdir / f"{name}.out").read_text() + (outdir / f"{name}.err").read_text()
-                )
-                if not refused:
+                said = (outdir / f"{name}.out").read_text() + (outdir / f"{name}.err").read_text()
+                refused = next((m for m in not_ready if m in said), None)
+                if refused is None or attempt == NOT_READY_RETRIES:
                     break
                 with open(outdir / "not_ready.log", "a") as log:
+                    log.write(f"{name} attempt {attempt + 1}: the server was not ready ({refused!r})\n")
+                time.sleep(min(ready_s, FIRST_RETRY_S * 2**attempt))
+            if refused is not None:
+                with open(outdir / "not_ready.log", "a") as log:
                     log.write(
-                        f"{name} attempt {attempt + 1}: the server did not listen yet ({not_ready!r})\n"
+                        f"{name} attempt {attempt + 1}: the server was not ready ({refused!r}); given up\n"
                     )
-            if refused and rc == 0:
-                rc = NOT_LISTENING_RC
+                if rc == 0:
+                    rc = NOT_LISTENING_RC
             with open(outdir / "iterations.tsv", "a") as f:
                 f.write(f"{i}\t{t0:.6f}\t{time.time():.6f}\t{rc}\n")
 
