@@ -3,7 +3,10 @@ every testable finding would need, per study (steps/plan.py with the studies' mo
 this host as `make paper` plans: its kept scale, else its earlier runs, else its probe). Nothing runs and nothing is
 written; the probe takes about a second unless this boot has one; the planning about a minute.
 
-  .venv/bin/python scripts/plan_budgets.py [--config config/config.yaml] [--budgets 45 60 90 120]"""
+  .venv/bin/python scripts/plan_budgets.py [--config config/config.yaml] [--budgets 45 60 90 120] [--least]
+
+--least prices the pair study at the least its statistics take (LEAST_PAIRS: two runs a cell,
+two samples of each member in a window, no drift check): the floor under any plan's cost."""
 
 from __future__ import annotations
 
@@ -19,12 +22,27 @@ from interference.steps import estimate, plan
 from interference.steps.config import model_seconds
 
 
+# The least the pair study's statistics take: runs are the unit (two a cell), a concurrent window
+# holds two samples of each member, and the baselines are not measured again at the end.
+LEAST_PAIRS = {"repetitions": dict.fromkeys(["1", "1u", "2", "3a", "3b"], 2), "drift_check": False}
+LEAST_OVERLAP_SAMPLES = 2
+
+
+def least(cfg: dict) -> dict:
+    pairs = {**cfg["studies"]["pairs"], **LEAST_PAIRS}
+    pairs["adaptive"] = {**pairs.get("adaptive", {}), "min_overlap_samples": LEAST_OVERLAP_SAMPLES}
+    return {**cfg, "studies": {**cfg["studies"], "pairs": pairs}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="config/config.yaml")
     ap.add_argument("--budgets", type=float, nargs="+", default=[45, 60, 90, 120])
+    ap.add_argument("--least", action="store_true", help="the pair study at the least its statistics take")
     a = ap.parse_args()
     cfg = yaml.safe_load(Path(a.config).read_text())
+    if a.least:
+        cfg = least(cfg)
     # As `make paper` scales them: this host's kept scale, else its history or probe (nothing written).
     said = estimate.host_scale(
         Path("results"), cfg.get("host") or socket.gethostname().split(".")[0], keep=False
