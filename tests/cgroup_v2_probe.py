@@ -33,14 +33,12 @@ def load(name: str, path: Path):
 
 
 def load_ours(repo: Path):
-    """host/cgroups.py and host/telemetry.py from their files. Telemetry imports numpy and pandas
-    for its parse-time half, which python3-minimal lacks and the code under test does not use:
-    empty stand-ins, and empty packages above them (no __init__ runs)."""
+    """host/cgroups.py and host/telemetry.py from their files, under empty packages (no __init__
+    runs). Both need only the standard library (python3-minimal's): the sampler that runs beside
+    a measurement imports no numpy or pandas (its rates are host/telemetry_rates.py's)."""
     for name in ("interference", "interference.host"):
         sys.modules[name] = types.ModuleType(name)
         sys.modules[name].__path__ = []
-    for name in ("numpy", "pandas"):
-        sys.modules[name] = types.ModuleType(name)
     src = repo / "scripts" / "interference" / "host"
     cgroups = load("interference.host.cgroups", src / "cgroups.py")
     telemetry = load("interference.host.telemetry", src / "telemetry.py")
