@@ -163,3 +163,33 @@ def test_the_findings_section_says_what_the_plan_ran_and_left_out():
     assert plan_sentence({}) == ""
     scaled = plan_sentence({**record, "scale": "the models ×1.43 on this host: 169 earlier runs"})
     assert "(about 38 min by the models; the models ×1.43 on this host: 169 earlier runs)" in scaled
+
+
+def test_the_least_settings_price_the_pair_study_below_the_defaults_and_leave_the_rest():
+    """scripts/plan_budgets.py --least (the floor docs/planning.md quotes): two runs every cell,
+    two samples a window, no drift check; the other studies and the pair study's sizes as they
+    were, and every finding's runs cheaper than at the default's settings."""
+    import importlib.util
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("plan_budgets", root / "scripts/plan_budgets.py")
+    budgets = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(budgets)
+    cfg = yaml.safe_load((root / "config/config.yaml").read_text())
+    low = budgets.least(cfg)
+    pairs = low["studies"]["pairs"]
+    assert set(pairs["repetitions"].values()) == {2} and pairs["drift_check"] is False
+    assert pairs["adaptive"] == {**cfg["studies"]["pairs"]["adaptive"], "min_overlap_samples": 2}
+    assert pairs["sizes"] == cfg["studies"]["pairs"]["sizes"]
+    assert cfg["studies"]["pairs"]["repetitions"]["1"] == 3  # the config itself is left as it was
+
+    def every_finding(c):
+        return plan.expand({**c, "budget_min": None}, lambda x: config_module.model_seconds(x), 1.0)
+
+    full, floor = every_finding(cfg), every_finding(low)
+    assert full["findings_plan"]["planned"] == floor["findings_plan"]["planned"]
+    assert config_module.model_seconds(floor) < config_module.model_seconds(full)
+    assert floor["studies"]["creation"] == full["studies"]["creation"]
