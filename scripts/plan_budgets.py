@@ -5,7 +5,7 @@ written; the probe takes about a second unless this boot has one; the planning a
 
   .venv/bin/python scripts/plan_budgets.py [--config config/config.yaml] [--budgets 45 60 90 120] [--least]
 
---least prices the pair study at the least its statistics take (LEAST_PAIRS: two runs a cell,
+--least prices the pair study at the least its statistics take (least(): two runs a cell,
 two samples of each member in a window, no drift check): the floor under any plan's cost."""
 
 from __future__ import annotations
@@ -20,16 +20,21 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from interference.steps import estimate, plan
 from interference.steps.config import model_seconds
+from interference.studies.pairs import cases
 
 
 # The least the pair study's statistics take: runs are the unit (two a cell), a concurrent window
 # holds two samples of each member, and the baselines are not measured again at the end.
-LEAST_PAIRS = {"repetitions": dict.fromkeys(["1", "1u", "2", "3a", "3b"], 2), "drift_check": False}
+LEAST_RUNS = 2
 LEAST_OVERLAP_SAMPLES = 2
 
 
 def least(cfg: dict) -> dict:
-    pairs = {**cfg["studies"]["pairs"], **LEAST_PAIRS}
+    pairs = {
+        **cfg["studies"]["pairs"],
+        "repetitions": dict.fromkeys(cases.CASES, LEAST_RUNS),
+        "drift_check": False,
+    }
     pairs["adaptive"] = {**pairs.get("adaptive", {}), "min_overlap_samples": LEAST_OVERLAP_SAMPLES}
     return {**cfg, "studies": {**cfg["studies"], "pairs": pairs}}
 

@@ -85,18 +85,17 @@ class Processes:
                 rc = self._client(ms, env, outdir / f"{name}.out", outdir / f"{name}.err", timeout_s)
                 said = (outdir / f"{name}.out").read_text() + (outdir / f"{name}.err").read_text()
                 refused = next((m for m in not_ready if m in said), None)
-                if refused is None or attempt == NOT_READY_RETRIES:
+                if refused is None:
                     break
+                last = attempt == NOT_READY_RETRIES
                 with open(outdir / "not_ready.log", "a") as log:
-                    log.write(f"{name} attempt {attempt + 1}: the server was not ready ({refused!r})\n")
+                    end = "; given up" if last else ""
+                    log.write(f"{name} attempt {attempt + 1}: the server was not ready ({refused!r}){end}\n")
+                if last:
+                    break
                 time.sleep(min(ready_s, FIRST_RETRY_S * 2**attempt))
-            if refused is not None:
-                with open(outdir / "not_ready.log", "a") as log:
-                    log.write(
-                        f"{name} attempt {attempt + 1}: the server was not ready ({refused!r}); given up\n"
-                    )
-                if rc == 0:
-                    rc = NOT_LISTENING_RC
+            if refused is not None and rc == 0:
+                rc = NOT_LISTENING_RC
             with open(outdir / "iterations.tsv", "a") as f:
                 f.write(f"{i}\t{t0:.6f}\t{time.time():.6f}\t{rc}\n")
 
