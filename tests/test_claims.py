@@ -1,7 +1,9 @@
-"""Pooling cells (a random-effects mean) and reading a claim with its quantifier, against hand
-calculations: DerSimonian and Laird's estimator and Higgins's prediction interval written out
-with numpy, Bonferroni's widening by its formula, and small sets of cells whose verdict under
-each quantifier can be read off by eye."""
+"""Combining cells and reading a claim with its quantifier, against independent calculations:
+the covariance of cells that share a baseline written out as a matrix with numpy, Welch and
+Satterthwaite's degrees of freedom by their formula, the one-sided tests by scipy's t
+distribution directly, Paule and Mandel's tau² solved with a root finder and the HKSJ interval
+by its formula, and small sets of cells whose verdict under each quantifier can be read off by
+eye. How often the rules err is tests/test_verdict_calibration.py."""
 
 from __future__ import annotations
 
@@ -10,73 +12,140 @@ import math
 import numpy as np
 import pytest
 from interference.findings import claims as c
+from interference.findings import inference as inf
 from interference.findings import pooling
 from interference.findings import verdict as v
-from scipy import stats
+from scipy import optimize, stats
 
 Z = stats.norm.ppf(0.975)
 
 
-def dersimonian_laird(y, se):
-    """The textbook formulas (Borenstein et al., Introduction to Meta-Analysis, ch. 12 and 17)."""
-    y, w = np.asarray(y, float), 1 / np.asarray(se, float) ** 2
-    fixed = np.sum(w * y) / np.sum(w)
-    q = np.sum(w * (y - fixed) ** 2)
-    df = len(y) - 1
-    tau2 = max(0.0, (q - df) / (np.sum(w) - np.sum(w**2) / np.sum(w)))
-    w_star = 1 / (1 / w + tau2)
-    mu = np.sum(w_star * y) / np.sum(w_star)
-    se_mu = math.sqrt(1 / np.sum(w_star))
-    i2 = max(0.0, (q - df) / q) if q > 0 else 0.0
-    half_pred = stats.t.ppf(0.975, len(y) - 2) * math.sqrt(tau2 + se_mu**2)
-    return mu, se_mu, tau2, i2, (mu - half_pred, mu + half_pred)
+# -- combining cells --------------------------------------------------------------------------------
+
+
+def cell(label, est, se_own, se_base=0.0, base="L", df=8.0, level=inf.RUNS):
+    se = math.hypot(se_own, se_base)
+    shared = ((("baseline", base), se_base),) if se_base else ()
+    q = stats.t.ppf(0.975, df)
+    return inf.CellEstimate(label, est, est - q * se, est + q * se, se, df, level, shared, base)
+
+
+def test_a_mean_over_cells_sharing_a_baseline_has_the_covariance_matrixs_variance():
+    # Three IRs of L (one baseline, df 8) and one of S (its own baseline, df 20).
+    cells = [cell("a", -0.2, 0.03, 0.02), cell("b", -0.1, 0.04, 0.025), cell("c", -0.3, 0.02, 0.02),
+             cell("d", 0.05, 0.01, 0.01, base="S", df=20)]  # fmt: skip
+    base = np.array([0.02, 0.025, 0.02, 0.0])
+    s_base = np.array([0, 0, 0, 0.01])
+    V = np.diag([0.03**2, 0.04**2, 0.02**2, 0.01**2]) + np.outer(base, base) + np.outer(s_base, s_base)
+    w = np.full(4, 0.25)
+    m = inf.mean_of(cells)
+    assert m.estimate == pytest.approx(np.mean([-0.2, -0.1, -0.3, 0.05]))
+    assert m.se == pytest.approx(math.sqrt(w @ V @ w))
+    # Satterthwaite: the variance from L's estimate (df 8) and from S's (df 20).
+    v_l = w[:3] @ V[:3, :3] @ w[:3]
+    v_s = w[3] ** 2 * V[3, 3]
+    assert m.df == pytest.approx((v_l + v_s) ** 2 / (v_l**2 / 8 + v_s**2 / 20))
+    # Taken as independent, the same cells' SE would be too small.
+    assert math.sqrt(w @ np.diag(np.diag(V)) @ w) < m.se
+
+
+def test_a_difference_of_two_cases_of_one_target_cancels_their_baseline():
+    a, b = cell("3a", -0.1, 0.03, 0.04), cell("2", -0.25, 0.02, 0.04)
+    d = inf.linear([a, b], [1, -1], "3a - 2")
+    assert d.estimate == pytest.approx(0.15)
+    assert d.se == pytest.approx(math.hypot(0.03, 0.02))  # the baseline's 0.04 cancels
+    # The two half-widths in quadrature (what the contrast used to take) is wider.
+    assert math.hypot(a.sd, b.sd) > d.se * 1.5
+    # Groups of cells: mean(a) - mean(b) with the shared baseline cancelling too.
+    g = inf.difference([a, cell("3a'", -0.12, 0.03, 0.04)], [b])
+    assert g.se == pytest.approx(math.sqrt((0.03**2 + 0.03**2) / 4 + 0.02**2))
+
+
+def test_a_cell_without_an_se_takes_it_from_its_ci_and_one_cell_is_itself():
+    c1 = inf.CellEstimate("x", 0.1, 0.1 - 2.306 * 0.02, 0.1 + 2.306 * 0.02, df=8)
+    assert c1.sd == pytest.approx(0.02, rel=1e-3)
+    normal = inf.CellEstimate("x", 0.1, 0.1 - Z * 0.02, 0.1 + Z * 0.02)
+    m = inf.mean_of([normal])
+    assert (m.estimate, m.se) == pytest.approx((0.1, 0.02))
+    assert m.interval() == pytest.approx((0.1 - 1.6449 * 0.02, 0.1 + 1.6449 * 0.02), rel=1e-4)
+
+
+def test_one_sided_p_values_are_scipys_t_tails():
+    # below -5 %: estimate -0.12, se 0.03, df 8: inside by (−0.05 − (−0.12)) / 0.03 SEs.
+    assert inf.p_inside(-0.12, 0.03, 8, -math.inf, -0.05) == pytest.approx(stats.t.sf(0.07 / 0.03, 8))
+    assert inf.p_outside(-0.12, 0.03, 8, -math.inf, -0.05) == pytest.approx(stats.t.cdf(0.07 / 0.03, 8))
+    # Two edges: TOST takes the larger p; refuting takes the smaller, Bonferroni over two.
+    p = inf.p_inside(0.02, 0.01, 10, -0.05, 0.05)
+    assert p == pytest.approx(max(stats.t.sf(0.07 / 0.01, 10), stats.t.sf(0.03 / 0.01, 10)))
+    p = inf.p_outside(0.09, 0.01, 10, -0.05, 0.05)
+    assert p == pytest.approx(2 * stats.t.sf(0.04 / 0.01, 10))
+
+
+def test_the_settle_factors_probability_is_a_monte_carlo_of_the_runs_it_adds():
+    margin, se, df, alpha = 0.05, 0.03, 8, 0.05
+    f = inf.runs_factor(margin, se, df, alpha, 0.9)
+    assert 1 < f < inf.MAX_RUNS_FACTOR
+    # Given the data: the value ~ N(estimate, se²); the new runs' mean ~ N(value, se²/(f - 1)).
+    rng = np.random.default_rng(11)
+    value = margin + se * rng.standard_normal(200_000)
+    new = value + se / math.sqrt(f - 1) * rng.standard_normal(value.size)
+    final = (margin + (f - 1) * new) / f
+    passed = final / (se / math.sqrt(f)) > stats.t.ppf(1 - alpha, df * f)
+    assert passed.mean() == pytest.approx(0.9, abs=0.005)
+    # An estimate within z(0.9) SEs of the edge: no factor is likely to decide it.
+    assert inf.runs_factor(1.0 * se, se, df, alpha, 0.9) == math.inf
+
+
+# -- heterogeneity (the report's) ---------------------------------------------------------------
+
+
+def paule_mandel_hksj(y, se):
+    """tau² solving the generalised Q = k - 1 (Paule and Mandel 1982), then the HKSJ interval
+    (Hartung and Knapp 2001) with its scale floored at 1, by their formulas."""
+    y, v_ = np.asarray(y, float), np.asarray(se, float) ** 2
+    k = len(y)
+
+    def q(t2):
+        w = 1 / (v_ + t2)
+        mu = np.sum(w * y) / np.sum(w)
+        return np.sum(w * (y - mu) ** 2) - (k - 1)
+
+    tau2 = 0.0 if q(0) <= 0 else optimize.brentq(q, 0, 10)
+    w = 1 / (v_ + tau2)
+    mu = np.sum(w * y) / np.sum(w)
+    scale = max(1.0, np.sum(w * (y - mu) ** 2) / (k - 1))
+    half = stats.t.ppf(0.975, k - 1) * math.sqrt(scale / np.sum(w))
+    return mu, tau2, (mu - half, mu + half)
 
 
 def cis(y, se):
     return [x - Z * s for x, s in zip(y, se)], [x + Z * s for x, s in zip(y, se)]
 
 
-def test_the_random_effects_mean_is_dersimonian_and_lairds_by_hand():
+def test_the_heterogeneity_is_paule_and_mandels_with_the_hksj_interval_by_hand():
     y = [0.12, -0.05, 0.30, 0.08, 0.02]  # five cells that disagree beyond their own noise
     se = [0.03, 0.02, 0.05, 0.04, 0.02]
     p = pooling.random_effects(y, *cis(y, se))
-    mu, se_mu, tau2, i2, pred = dersimonian_laird(y, se)
-    assert (p.estimate, p.low, p.high) == pytest.approx((mu, mu - Z * se_mu, mu + Z * se_mu))
-    assert (p.tau2, p.i2, p.k) == pytest.approx((tau2, i2, 5))
-    assert (p.pred_low, p.pred_high) == pytest.approx(pred)
+    mu, tau2, (low, high) = paule_mandel_hksj(y, se)
+    assert (p.estimate, p.tau2, p.low, p.high) == pytest.approx((mu, tau2, low, high), rel=1e-4)
     assert tau2 > 0 and p.pred_high - p.pred_low > p.high - p.low  # a new cell varies more
-    # The t interval over the cells as units (what the scorecard used to give) is another thing.
-    t_half = stats.t.ppf(0.975, 4) * np.std(y, ddof=1) / math.sqrt(5)
-    assert p.high - p.low != pytest.approx(2 * t_half, rel=0.05)
+    agree = pooling.random_effects([0.10, 0.11, 0.09], *cis([0.10, 0.11, 0.09], [0.02] * 3))
+    assert agree.tau2 == 0 and math.isnan(agree.pred_low)  # 3 cells: no prediction interval
+    # Cells agreeing by chance: the scale floored at 1 keeps the fixed-effect width, t(2).
+    assert agree.high - agree.low == pytest.approx(2 * stats.t.ppf(0.975, 2) * 0.02 / math.sqrt(3))
 
 
-def test_cells_that_agree_pool_to_the_fixed_effect_mean_and_one_cell_is_itself():
-    y, se = [0.10, 0.11, 0.09], [0.02, 0.02, 0.02]
-    p = pooling.random_effects(y, *cis(y, se))
-    assert p.tau2 == 0 and p.i2 == 0
-    assert (p.estimate, p.high - p.low) == pytest.approx((0.10, 2 * Z * 0.02 / math.sqrt(3)))
-    assert math.isnan(p.pred_low)  # 3 cells: t with 1 degree of freedom is not given
-    one = pooling.random_effects([0.1], [0.05], [0.2])
-    assert (one.estimate, one.low, one.high, one.k) == (0.1, 0.05, 0.2, 1)
-
-
-def test_a_difference_of_two_pooled_means_adds_their_variances():
-    a = pooling.random_effects([0.2, 0.22], [0.1, 0.12], [0.3, 0.32])
-    b = pooling.random_effects([0.0], [-0.1], [0.1])
-    d, lo, hi = pooling.difference(a, b)
-    se = math.sqrt(((a.high - a.low) / (2 * Z)) ** 2 + (0.1 / Z) ** 2)
-    assert (d, lo, hi) == pytest.approx((a.estimate, a.estimate - Z * se, a.estimate + Z * se))
+# -- the quantifiers ----------------------------------------------------------------------------------
 
 
 def measure(cells, n=10):
-    by_cell = tuple(v.CellEstimate(f"cell {i}", e, lo, hi) for i, (e, lo, hi) in enumerate(cells))
-    p = pooling.pool(by_cell)
-    return v.Measure("q", p.estimate, p.low, p.high, n, len(by_cell), by_cell=by_cell, pooled=p)
+    by_cell = tuple(cell(f"cell {i}", e, s, base=f"t{i}") for i, (e, s) in enumerate(cells))
+    return v.Measure.of(inf.mean_of(by_cell), "q", n, cells=len(by_cell), by_cell=by_cell)
 
 
 BELOW = v.Band.of({"below": -0.05})
-# Three cells clearly below -5 %, one clearly above, one straddling.
-LOSS, GAIN, OPEN = (-0.2, -0.25, -0.15), (0.1, 0.05, 0.15), (-0.06, -0.1, -0.02)
+# Cells (estimate, se), df 8: clearly below -5 %, clearly above, straddling.
+LOSS, GAIN, OPEN = (-0.2, 0.02), (0.1, 0.02), (-0.07, 0.02)
 
 
 @pytest.mark.parametrize(
@@ -91,6 +160,7 @@ LOSS, GAIN, OPEN = (-0.2, -0.25, -0.15), (0.1, 0.05, 0.15), (-0.06, -0.1, -0.02)
         ("some", [GAIN, GAIN, LOSS], v.REPRODUCED, "1 of 3 cells (2 conclusively outside)"),
         ("some", [GAIN, GAIN], v.NOT_REPRODUCED, "0 of 2 cells (2 conclusively outside)"),
         ("mean", [LOSS, LOSS, LOSS], v.REPRODUCED, "3 of 3 cells"),
+        ("mean", [LOSS, LOSS, GAIN, GAIN], v.INCONCLUSIVE, "2 of 4 cells (2 conclusively outside)"),
     ],
 )
 def test_each_quantifier_reads_the_cells_as_its_word_says(quantifier, cells, want, held):
@@ -98,31 +168,47 @@ def test_each_quantifier_reads_the_cells_as_its_word_says(quantifier, cells, wan
     assert (j.verdict, j.holds_in) == (want, held), j.reason
 
 
-def test_a_mean_over_cells_that_disagree_says_more_samples_will_not_settle_it():
-    j = c.judge_claim(measure([LOSS, LOSS, GAIN, GAIN]), BELOW, "mean")
-    assert j.verdict == v.INCONCLUSIVE and j.settle == c.DISAGREE
-    assert "2 of 4 cells (2 conclusively outside)" in j.reason
+def test_every_is_refuted_at_alpha_over_n_and_confirmed_cell_by_cell_at_alpha():
+    # A cell 2.5 SEs above the edge: p = t.sf(2.5, 8) = 0.018, below 0.05 / 2 but not 0.05 / 4.
+    above = (-0.05 + 2.5 * 0.02, 0.02)
+    p = stats.t.sf(2.5, 8)
+    assert 0.05 / 4 < p < 0.05 / 2
+    assert c.judge_claim(measure([LOSS, above]), BELOW, "every").verdict == v.NOT_REPRODUCED
+    j = c.judge_claim(measure([LOSS, LOSS, LOSS, above]), BELOW, "every")
+    assert j.verdict == v.INCONCLUSIVE and "3 inside, 0 outside" in j.reason
+    # Confirming: each cell at 0.05 (one-sided), no adjustment (an intersection-union test).
+    inside = (-0.05 - 1.9 * 0.02, 0.02)  # t.sf(1.9, 8) = 0.047
+    assert c.judge_claim(measure([inside] * 6), BELOW, "every").verdict == v.REPRODUCED
 
 
-def test_an_imprecise_verdict_says_how_many_times_the_samples_would_settle_it():
-    # Estimate -0.09, half-width 0.06, 0.04 from the edge: (0.06 / 0.04)^2 = 2.25 times the runs.
-    j = c.judge_claim(measure([(-0.09, -0.15, -0.03)]), BELOW, "mean")
-    assert j.verdict == v.INCONCLUSIVE and j.settle.startswith("about 2.3× the runs per cell")
-    j = c.judge_claim(measure([(-0.09, -0.15, -0.03)], n=3), BELOW, "mean")
-    assert j.verdict == v.INCONCLUSIVE and "at least 5 samples" in j.settle
-
-
-def test_the_best_cell_is_widened_by_bonferroni_for_the_cells_it_was_picked_from():
-    cells = [(-0.085, -0.115, -0.055), GAIN, GAIN, GAIN]
-    j = c.judge_claim(measure(cells), BELOW, "some")
-    se = 0.03 / Z
-    z4 = stats.norm.ppf(1 - 0.05 / 8)  # alpha / k, two-sided, k = 4
-    assert (j.shown.low, j.shown.high) == pytest.approx((-0.085 - z4 * se, -0.085 + z4 * se))
-    # Alone the cell is inside the range; picked from four it straddles its edge.
-    assert c.judge_claim(measure(cells[:1]), BELOW, "some").verdict == v.REPRODUCED
+def test_some_picks_its_best_cell_at_alpha_over_n():
+    inside = (-0.05 - 2.5 * 0.02, 0.02)  # p = 0.018: enough alone, not as the best of four
+    assert c.judge_claim(measure([inside]), BELOW, "some").verdict == v.REPRODUCED
+    j = c.judge_claim(measure([inside, GAIN, GAIN, GAIN]), BELOW, "some")
     assert j.verdict == v.INCONCLUSIVE
+    # The interval shown is the best cell's at the adjusted level: two-sided 1 - 2·0.05/4.
+    q = stats.t.ppf(1 - 0.05 / 4, 8)
+    assert (j.shown.low, j.shown.high) == pytest.approx((inside[0] - q * 0.02, inside[0] + q * 0.02))
 
 
 def test_every_shows_the_cell_that_decides():
-    j = c.judge_claim(measure([LOSS, (-0.1, -0.12, -0.08), GAIN]), BELOW, "every")
+    j = c.judge_claim(measure([LOSS, (-0.1, 0.01), GAIN]), BELOW, "every")
     assert j.shown.estimate == GAIN[0] and "cell 2" in j.shown.what and "cell 2" in j.reason
+
+
+def test_an_open_verdict_says_how_many_times_the_runs_would_settle_it():
+    j = c.judge_claim(measure([(-0.1, 0.03)]), BELOW, "mean")
+    want = inf.runs_factor(0.05, 0.03, 8, 0.05, c.ASSURANCE)
+    assert j.verdict == v.INCONCLUSIVE and j.settle_factor == pytest.approx(want)
+    assert j.settle.startswith(f"about {math.ceil(want * 10) / 10:g}× the runs per cell")
+    near = c.judge_claim(measure([(-0.055, 0.03)]), BELOW, "mean")
+    assert near.settle == c.NO_SETTLE and math.isinf(near.settle_factor)
+    few = c.judge_claim(measure([(-0.09, 0.03)], n=3), BELOW, "mean")
+    assert few.verdict == v.INCONCLUSIVE and "at least 5 samples" in few.settle
+
+
+def test_no_verdict_without_a_runs_level_interval():
+    one_run = cell("one run", -0.3, 0.01, level=inf.ITERATIONS)
+    m = v.Measure.of(inf.mean_of([one_run]), "q", 10, by_cell=(one_run,))
+    j = c.judge_claim(m, BELOW, "mean")
+    assert j.verdict == v.INCONCLUSIVE and "iterations only" in j.reason and "2 runs a cell" in j.settle

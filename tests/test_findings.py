@@ -54,7 +54,7 @@ def test_too_little_data_is_inconclusive_and_says_what_would_settle_it():
     got, reason = v.judge(measure(-0.3, -0.4, -0.2, n=v.MIN_SAMPLES - 1), v.Band.of({"below": -0.05}))
     assert got == v.INCONCLUSIVE and f"needs at least {v.MIN_SAMPLES}" in reason
     got, reason = v.judge(measure(-0.03, -0.1, 0.01), v.Band.of({"below": -0.05}), lambda x: f"<{x}>")
-    assert got == v.INCONCLUSIVE and "threshold <-0.05>" in reason and "more samples" in reason
+    assert got == v.INCONCLUSIVE and "threshold <-0.05>" in reason and "more runs" in reason
 
 
 def test_the_intervals_match_independent_calculations():
@@ -118,7 +118,8 @@ def test_a_duplicate_id_is_refused(tmp_path):
 BASE = 50.0
 
 
-def samples(l_beside_s: dict[str, float], unlimited: float = 1.6, n: int = 10) -> pd.DataFrame:
+def samples(l_beside_s: dict[str, float], unlimited: float = 1.6, n: int = 10, runs: int = 2) -> pd.DataFrame:
+    """n samples a cell in `runs` runs (a verdict needs an interval over runs)."""
     rng = np.random.default_rng(7)
     rows = []
     cells = [("1", "", 1.0), ("1u", "", unlimited)] + [(c, "S", f) for c, f in l_beside_s.items()]
@@ -129,7 +130,7 @@ def samples(l_beside_s: dict[str, float], unlimited: float = 1.6, n: int = 10) -
                     "host": "fixturehost", "runtime": "docker", "case": case, "target": "L",
                     "partner": partner, "metric": "gflops", "unit": "GFLOPS", "higher_is_better": True,
                     "value": BASE * factor * (1 + 0.02 * rng.standard_normal()), "status": "ok",
-                    "in_overlap": True, "repetition": 1, "member": 1, "iteration": i + 1,
+                    "in_overlap": True, "repetition": 1 + i * runs // n, "member": 1, "iteration": i + 1,
                 }
             )  # fmt: skip
     return pd.DataFrame(rows)
@@ -166,10 +167,13 @@ def test_a_finding_flips_with_its_data_and_so_does_its_text(tmp_path):
     better = sc.scorecard(ONE, stats_dir(tmp_path / "b", samples({"2": 1.3})), ["pairs"], PUBLISHED)
     w, b = worse.iloc[0], better.iloc[0]
     assert w["verdict"] == v.REPRODUCED and b["verdict"] == v.NOT_REPRODUCED
-    # Ours is the IR the statistics computed, with its bootstrap CI.
+    # Ours is the IR the statistics computed, with the 90 % interval of its runs-level SE (the
+    # concurrent side's and the baseline's parts in quadrature; t with the components' df).
     ir = pd.read_csv(tmp_path / "a/stats/pairs/interference.tsv", sep="\t").iloc[0]
+    half = stats.t.ppf(0.95, ir["ci_df"]) * math.hypot(ir["ir_se_own"], ir["ir_se_baseline"])
+    assert ir["ci_level"] == "runs and iterations" and w["level"] == "runs"
     assert (w["ours"], w["ci_low"], w["ci_high"]) == pytest.approx(
-        (ir["ir"], ir["ir_ci_low"], ir["ir_ci_high"])
+        (ir["ir"], ir["ir"] - half, ir["ir"] + half)
     )
     assert w["published"] == -0.41 and w["n"] == 10
     # The study that is not in the config: not run, naming the config that runs it.

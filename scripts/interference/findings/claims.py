@@ -1,46 +1,59 @@
 """A claim read with the quantifier its paper's sentence carries.
 
-Each catalogue entry names one (report/published/findings.yaml, `quantifier`):
-  every  it holds in every cell: one cell whose 95 % CI lies wholly outside the claim's range
-         refutes it; every cell wholly inside confirms it. Ours is the cell that decides (the one
-         furthest from the range).
-  mean   the pooled effect (a random-effects mean of the cells, findings.pooling) against the range.
-  most   more than half of the cells lie conclusively inside: reproduced when they do, not
-         reproduced when at least half lie conclusively outside. Ours is the share inside, with
-         its Wilson interval.
-  some   at least one cell: the best cell, its CI widened for having been picked among n
-         (Bonferroni, alpha/n: Holm's first step). Not reproduced only when every cell's widened
-         CI lies outside.
-  about  a figure matched within an equivalence range: the pooled effect's CI inside the range.
-Every verdict carries "holds in k of n cells" (each cell judged by its own CI), and an
-inconclusive one says what would settle it: nothing, when the cells disagree (some conclusively
-inside, some outside), else about how many times the runs per cell would narrow the CI past
-the range's edge (the CI's half-width shrinks with the square root of the samples)."""
+Each catalogue entry names one (report/published/findings.yaml, `quantifier`). Every decision is
+a one-sided test at ALPHA = 5 % (findings.inference), adjusted where the quantifier picks among
+cells:
+  mean   the unweighted mean of the cells (the cells' covariance from shared baselines in its
+         SE) against the range: verdict.judge.
+  about  a figure matched within an equivalence range: the same, both edges tested (TOST).
+  every, most, some
+         "at least q of the n cells lie in the range" (every: q = n, most: q = ⌊n/2⌋ + 1,
+         some: q = 1). Reproduced when at least q cells are shown inside, each by its test at
+         ALPHA / (n - q + 1); not reproduced when at least n - q + 1 cells are shown outside,
+         each at ALPHA / q. Either error is at most ALPHA whatever the other cells are (a
+         truly-outside cell must pass its test for the count to be reached; Markov's bound on
+         the expected number of false passes). So "every" confirms by all n cells at ALPHA (an
+         intersection-union test) and is refuted by one cell at ALPHA / n (Bonferroni, Holm's
+         first step); "some" is the mirror image.
+Every verdict carries "holds in k of n cells" (each cell by its own, unadjusted test), and an
+inconclusive one says what would settle it: the times the runs per cell that make the tests the
+data lean to pass with a probability of ASSURANCE given the data (inference.runs_factor), or
+that no practical number of runs is likely to, where an estimate lies too near an edge."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from scipy import stats
-
+from interference.findings.inference import (
+    ALPHA,
+    DECISION_CONFIDENCE,
+    CellEstimate,
+    p_inside,
+    p_outside,
+    runs_factor,
+)
 from interference.findings.verdict import (
     INCONCLUSIVE,
     MIN_SAMPLES,
     NOT_REPRODUCED,
     REPRODUCED,
     Band,
-    CellEstimate,
     Measure,
     judge,
+    missing_level,
     share_ci,
 )
-from interference.stats.descriptive import CONFIDENCE
 
 EVERY, MEAN, MOST, SOME, ABOUT = "every", "mean", "most", "some", "about"
 QUANTIFIERS = (EVERY, MEAN, MOST, SOME, ABOUT)
 INSIDE, OUTSIDE, STRADDLES = "inside", "outside", "straddles"
-DISAGREE = "cells disagree: more samples will not settle it"
+# The probability, given the data, that a settle factor's runs decide the finding (all the tests
+# it needs at once): inference.runs_factor. Simulated over true values on both sides of an edge
+# (tests/test_verdict_calibration.py), 0.9 keeps about four in five of the promises made.
+ASSURANCE = 0.9
+NO_SETTLE = "an estimate lies too near the range's edge: no practical number of runs is likely to settle it"
+PERCENT = f"{DECISION_CONFIDENCE:.0%}".replace("%", " %")
 
 
 @dataclass(frozen=True)
@@ -55,22 +68,30 @@ class Judgement:
     settle_factor: float = math.nan
 
 
-def position(low: float, high: float, band: Band) -> str:
-    """Where a CI lies against the claim's range."""
-    if band.contains(low) and band.contains(high):
+def required_cells(quantifier: str, n: int) -> int:
+    """q: how many of n cells the quantifier needs in the range."""
+    return {EVERY: n, MOST: n // 2 + 1, SOME: 1}[quantifier]
+
+
+def p_values(c: CellEstimate, band: Band) -> tuple[float, float]:
+    """(p of "outside", so small when shown inside; p of "inside", small when shown outside)."""
+    return (p_inside(c.estimate, c.sd, c.df, band.low, band.high),
+            p_outside(c.estimate, c.sd, c.df, band.low, band.high))  # fmt: skip
+
+
+def position(c: CellEstimate, band: Band, alpha: float = ALPHA) -> str:
+    """Where a cell lies against the claim's range, by its own tests at alpha."""
+    p_in, p_out = p_values(c, band)
+    if p_in <= alpha:
         return INSIDE
-    if high < band.low or low > band.high:
+    if p_out <= alpha:
         return OUTSIDE
     return STRADDLES
 
 
 def cells_of(m: Measure) -> list[CellEstimate]:
     """The measure's cells; a measure of one comparison is its own cell."""
-    return list(m.by_cell) or [CellEstimate(m.what, m.estimate, m.low, m.high)]
-
-
-def positions(cells: list[CellEstimate], band: Band) -> list[str]:
-    return [position(c.low, c.high, band) for c in cells]
+    return list(m.by_cell) or [m.cell()]
 
 
 def holds_in(places: list[str]) -> str:
@@ -79,124 +100,104 @@ def holds_in(places: list[str]) -> str:
     return text + (f" ({n_out} conclusively outside)" if n_out else "")
 
 
-def distance_outside(c: CellEstimate, band: Band) -> float:
-    """How far a cell's estimate lies from the range (negative: inside, by its margin)."""
-    if band.contains(c.estimate):
-        return -min(c.estimate - band.low, band.high - c.estimate)
-    return band.low - c.estimate if c.estimate < band.low else c.estimate - band.high
+def margin_inside(c: CellEstimate, band: Band) -> float:
+    """How far the estimate lies inside the range (from its nearest finite edge; negative:
+    outside)."""
+    edges = [c.estimate - band.low] if math.isfinite(band.low) else []
+    edges += [band.high - c.estimate] if math.isfinite(band.high) else []
+    return min(edges) if edges else math.inf
 
 
-def samples_factor(estimate: float, low: float, high: float, band: Band) -> float:
-    """How many times the samples would bring the CI's half-width under the estimate's distance
-    from the nearest edge of the range (inf: the estimate sits on the edge)."""
-    half = (high - low) / 2
-    edges = [e for e in (band.low, band.high) if math.isfinite(e)]
-    margin = min(abs(estimate - e) for e in edges)
-    return math.inf if margin == 0 else max(1.0, (half / margin) ** 2)
+def margin_outside(c: CellEstimate, band: Band) -> float:
+    """How far the estimate lies beyond the range (negative: inside)."""
+    return (
+        -margin_inside(c, band)
+        if band.contains(c.estimate)
+        else max(band.low - c.estimate, c.estimate - band.high)
+    )
 
 
 def settle_text(factor: float) -> str:
     if not math.isfinite(factor) or factor > 100:
-        return "the estimate lies on the range's edge: no practical number of samples settles it"
+        return NO_SETTLE
     # The run is the unit: more iterations of the same runs do not narrow the variance between runs.
-    return (
-        f"about {math.ceil(factor * 10) / 10:g}× the runs per cell would narrow the CI past the range's edge"
-    )
+    return (f"about {math.ceil(factor * 10) / 10:g}× the runs per cell would decide it, with a probability of "
+            f"{ASSURANCE:.0%} given these data").replace("%", " %")  # fmt: skip
 
 
-def _adjusted(c: CellEstimate, k: int) -> CellEstimate:
-    """A cell's CI widened to the Bonferroni level alpha/k (a normal approximation of its SE)."""
-    z = stats.norm.ppf(0.5 + CONFIDENCE / 2)
-    z_adj = stats.norm.ppf(1 - (1 - CONFIDENCE) / (2 * k))
-    se = (c.high - c.low) / (2 * z)
-    return CellEstimate(c.label, c.estimate, c.estimate - z_adj * se, c.estimate + z_adj * se)
+def _settle(cells: list[CellEstimate], band: Band, q: int) -> float:
+    """The runs factor for the decision the estimates lean to: q cells inside at ALPHA/(n-q+1),
+    or n-q+1 outside at ALPHA/q (two-edged: half of it at an edge), all at once with ASSURANCE."""
+    n = len(cells)
+    inside = sorted(cells, key=lambda c: margin_inside(c, band), reverse=True)
+    if sum(band.contains(c.estimate) for c in cells) >= q:
+        need, alpha, margin = inside[:q], ALPHA / (n - q + 1), margin_inside
+    else:
+        edges = sum(math.isfinite(e) for e in (band.low, band.high))
+        need, alpha, margin = inside[::-1][: n - q + 1], ALPHA / q / edges, margin_outside
+    assurance = ASSURANCE ** (1 / len(need))
+    return max(runs_factor(margin(c, band), c.sd, c.df, alpha, assurance) for c in need)
 
 
 def judge_claim(m: Measure, band: Band, quantifier: str, show=lambda x: f"{x:g}") -> Judgement:
     """The verdict of one finding: its measure read with the claim's quantifier."""
     cells = cells_of(m)
-    places = positions(cells, band)
+    places = [position(c, band) for c in cells]
     held = holds_in(places)
-    disagree = INSIDE in places and OUTSIDE in places
     if m.n < MIN_SAMPLES:
         verdict, reason = judge(m, band, show)
         return Judgement(verdict, reason, held, f"at least {MIN_SAMPLES} samples on each side of every cell")
-    if quantifier == EVERY:
-        return _every(m, cells, places, band, held, show)
-    if quantifier == MOST:
-        return _most(cells, places, held, band)
-    if quantifier == SOME:
-        return _some(cells, band, held, show)
-    verdict, reason = judge(m, band, show)  # mean, about: the pooled effect
+    levels = [missing_level(c.level) for c in cells] + [missing_level(m.level)]
+    if any(levels):
+        why = next(w for w in levels if w)
+        return Judgement(INCONCLUSIVE, why, held, "at least 2 runs a cell")
+    if quantifier in (EVERY, MOST, SOME):
+        return _at_least(m, cells, band, quantifier, held)
+    verdict, reason = judge(m, band, show)  # mean, about: the mean of the cells
     if verdict != INCONCLUSIVE:
         return Judgement(verdict, reason, held, "")
-    if disagree:
-        return Judgement(verdict, reason + f"; {DISAGREE} (the cells differ: {held})", held, DISAGREE)
-    factor = samples_factor(m.estimate, m.low, m.high, band)
+    factor = _settle([m.cell()], band, 1)
     return Judgement(verdict, reason, held, settle_text(factor), settle_factor=factor)
 
 
-def _every(m, cells, places, band, held, show) -> Judgement:
-    worst = max(range(len(cells)), key=lambda i: distance_outside(cells[i], band))
-    w = cells[worst]
-    shown = Measure(
-        f"the cell furthest from the range: {w.label}", w.estimate, w.low, w.high, m.n, len(cells)
-    )
-    if OUTSIDE in places:
-        failing = [c.label for c, p in zip(cells, places) if p == OUTSIDE]
-        return Judgement(
-            NOT_REPRODUCED,
-            f"fails in {len(failing)} of {len(cells)} cells: {'; '.join(failing)}",
-            held,
-            "",
-            shown,
-        )
-    if all(p == INSIDE for p in places):
-        return Judgement(
-            REPRODUCED, f"every cell's 95 % CI lies inside the claim's range ({held})", held, "", shown
-        )
-    open_cells = [c for c, p in zip(cells, places) if p == STRADDLES]
-    factor = max(samples_factor(c.estimate, c.low, c.high, band) for c in open_cells)
-    reason = f"no cell outside the range, but {len(open_cells)} of {len(cells)} straddle its edge"
+def _at_least(m: Measure, cells: list[CellEstimate], band: Band, quantifier: str, held: str) -> Judgement:
+    n = len(cells)
+    q = required_cells(quantifier, n)
+    alpha_in, alpha_out = ALPHA / (n - q + 1), ALPHA / q
+    ps = [p_values(c, band) for c in cells]
+    shown_in = [c.label for c, (p_in, _) in zip(cells, ps) if p_in <= alpha_in]
+    shown_out = [c.label for c, (_, p_out) in zip(cells, ps) if p_out <= alpha_out]
+    shown = _shown(m, cells, band, quantifier, len(shown_in), alpha_in)
+    word = {EVERY: "every", MOST: "more than half of the", SOME: "at least one of the"}[quantifier]
+    if len(shown_in) >= q:
+        level = f" (each at {alpha_in:.2g}, one-sided)" if n > 1 else ""
+        return Judgement(REPRODUCED, f"{word} {n} cell{'s' if n > 1 else ''} shown inside the claim's range{level}: "
+                         f"{len(shown_in)} are", held, "", shown)  # fmt: skip
+    if len(shown_out) >= n - q + 1:
+        return Judgement(NOT_REPRODUCED, f"{len(shown_out)} of {n} cells shown outside the claim's range (each at "
+                         f"{alpha_out:.2g}, one-sided; {n - q + 1} refute it): {'; '.join(shown_out)}", held, "", shown)  # fmt: skip
+    reason = (f"needs {q} of {n} cells shown inside (each at {alpha_in:.2g}) or {n - q + 1} outside (each at "
+              f"{alpha_out:.2g}): {len(shown_in)} inside, {len(shown_out)} outside")  # fmt: skip
+    factor = _settle(cells, band, q)
     return Judgement(INCONCLUSIVE, reason, held, settle_text(factor), shown, factor)
 
 
-def _most(cells, places, held, band) -> Judgement:
-    n, n_in, n_out = len(cells), places.count(INSIDE), places.count(OUTSIDE)
-    share, low, high = share_ci(n_in, n)
-    shown = Measure(f"share of {n} cells conclusively inside the range", share, low, high, MIN_SAMPLES, n)
-    if n_in > n / 2:
-        return Judgement(
-            REPRODUCED, f"{n_in} of {n} cells lie conclusively inside (more than half)", held, "", shown
+def _shown(m: Measure, cells, band: Band, quantifier: str, n_in: int, alpha_in: float) -> Measure:
+    """What the table shows for a quantifier over cells: for every, the cell furthest from the
+    range; for some, the best cell with its interval at the adjusted level; for most, the share
+    of cells shown inside with its Wilson interval."""
+    n = len(cells)
+    if quantifier == MOST:
+        share, low, high = share_ci(n_in, n)
+        return Measure(f"share of {n} cells shown inside the range", share, low, high, MIN_SAMPLES, n)
+    if quantifier == EVERY:
+        c = min(cells, key=lambda c: margin_inside(c, band))
+        low, high = c.interval()
+        what = f"the cell furthest from the range: {c.label}"
+    else:
+        c = max(cells, key=lambda c: margin_inside(c, band))
+        low, high = c.interval(1 - 2 * alpha_in)
+        what = f"best of {n} cells: {c.label}" + (
+            f" ({1 - 2 * alpha_in:.3g} CI, adjusted for {n} cells)" if n > 1 else ""
         )
-    if n_out >= n / 2:
-        return Judgement(NOT_REPRODUCED, f"{n_out} of {n} cells lie conclusively outside", held, "", shown)
-    reason = f"{n_in} inside and {n_out} outside of {n} cells; the others straddle the range's edge"
-    if n_in and n_out and n_in + n_out == n:
-        return Judgement(INCONCLUSIVE, reason, held, DISAGREE, shown)
-    # The straddling cells decide it: the runs that bring the furthest of them off the edge.
-    factor = max(
-        samples_factor(c.estimate, c.low, c.high, band) for c, p in zip(cells, places) if p == STRADDLES
-    )
-    return Judgement(INCONCLUSIVE, reason, held, settle_text(factor), shown, factor)
-
-
-def _some(cells, band, held, show) -> Judgement:
-    k = len(cells)
-    adjusted = [_adjusted(c, k) for c in cells]
-    best = min(range(k), key=lambda i: distance_outside(cells[i], band))
-    b = adjusted[best]
-    what = f"best of {k} cells: {b.label}" + (f" (CI widened for {k} cells, Bonferroni)" if k > 1 else "")
-    shown = Measure(what, b.estimate, b.low, b.high, MIN_SAMPLES, k)
-    places = positions(adjusted, band)
-    if INSIDE in places:
-        return Judgement(
-            REPRODUCED, f"a cell's adjusted 95 % CI lies inside the claim's range ({held})", held, "", shown
-        )
-    if all(p == OUTSIDE for p in places):
-        return Judgement(
-            NOT_REPRODUCED, "every cell's adjusted 95 % CI lies outside the claim's range", held, "", shown
-        )
-    factor = samples_factor(b.estimate, b.low, b.high, band)
-    return Judgement(INCONCLUSIVE, "the best cell's adjusted CI straddles the range's edge", held,
-                     settle_text(factor), shown, factor)  # fmt: skip
+    return Measure(what, c.estimate, low, high, m.n, n, se=c.sd, df=c.df, level=c.level)

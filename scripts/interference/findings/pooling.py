@@ -1,12 +1,14 @@
-"""One estimate from several cells' estimates: a random-effects meta-analysis.
+"""How much cells disagree: a random-effects meta-analysis of their estimates, for the report.
 
-Each cell (an IR of one target beside one partner in one case, say) comes with its own 95 % CI,
-from which its standard error is taken. The cells are pooled by inverse-variance weights with a
-between-cell variance tau² (DerSimonian and Laird's estimator, through statsmodels'
-combine_effects), so that a cell's own noise and the cells' disagreement both widen the interval.
-The heterogeneity is reported (tau², I²) and, from 4 cells on, a 95 % prediction interval for a
-new cell of the same kind (Higgins, Thompson and Spiegelhalter 2009: t with k - 2 degrees of
-freedom). Never a t interval with the cells as units."""
+A verdict reads the mean of the cells a claim names (findings.inference: their unweighted mean,
+shared baselines in its SE). How far the cells differ beyond their own noise is this module's:
+the between-cell variance tau² (Paule and Mandel's estimator, statsmodels' combine_effects with
+method_re="iterated"), I², the random-effects mean with the Hartung-Knapp-Sidik-Jonkman interval
+(t with k - 1 degrees of freedom, its scale floored at 1 so that cells agreeing by chance do not
+narrow it below the fixed-effect interval: Röver, Knapp and Friede 2015) and, from 4 cells on,
+a 95 % prediction interval for a new cell of the same kind (Higgins, Thompson and Spiegelhalter
+2009: t with k - 2 degrees of freedom). The cells are taken as independent here: it describes,
+it decides nothing."""
 
 from __future__ import annotations
 
@@ -26,8 +28,8 @@ MIN_CELLS_PREDICTION = 4  # t with k - 2 degrees of freedom: at least 2
 
 @dataclass(frozen=True)
 class Pooled:
-    """The pooled estimate and its 95 % CI, tau² and I² (NaN for one cell), the prediction
-    interval (NaN below MIN_CELLS_PREDICTION cells) and the number of cells."""
+    """The random-effects estimate and its 95 % HKSJ interval, tau² and I² (NaN for one cell),
+    the prediction interval (NaN below MIN_CELLS_PREDICTION cells) and the number of cells."""
 
     estimate: float
     low: float
@@ -49,35 +51,30 @@ def random_effects(estimates, lows, highs) -> Pooled:
     """Pool cells given as estimate and 95 % CI (see the module's docstring). One cell is itself."""
     y = np.asarray(estimates, float)
     lows, highs = np.asarray(lows, float), np.asarray(highs, float)
+    nan = math.nan
     if y.size == 1:
-        return Pooled(float(y[0]), float(lows[0]), float(highs[0]), math.nan, math.nan, math.nan, math.nan, 1)
+        return Pooled(float(y[0]), float(lows[0]), float(highs[0]), nan, nan, nan, nan, 1)
     se = se_from_ci(lows, highs)
     if not np.all(np.isfinite(se)) or not np.all(np.isfinite(y)):
-        return Pooled(float(y.mean()), math.nan, math.nan, math.nan, math.nan, math.nan, math.nan, y.size)
+        return Pooled(float(y.mean()), nan, nan, nan, nan, nan, nan, y.size)
     # A cell with a zero-width CI (identical samples) would take all the weight: floor its SE.
     se = np.maximum(se, 1e-9 + 1e-6 * np.abs(y))
-    with warnings.catch_warnings():  # its sqrt of a negative tau² is replaced below
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = combine_effects(y, se**2, method_re="chi2")
-    mu, sd, tau2 = float(res.mean_effect_re), float(res.sd_eff_w_re), float(res.tau2)
-    if tau2 <= 0:  # DerSimonian-Laird truncates at 0 (statsmodels leaves the moment estimate negative)
-        mu, sd, tau2 = float(res.mean_effect_fe), float(res.sd_eff_w_fe), 0.0
-    pred_low = pred_high = math.nan
+    with warnings.catch_warnings():  # statsmodels warns that the cells' own intervals are normal
+        warnings.simplefilter("ignore")
+        res = combine_effects(y, se**2, method_re="iterated", use_t=True)
+    mu, tau2 = float(res.mean_effect_re), max(0.0, float(res.tau2))
+    # HKSJ: the WLS scale of the residuals times the random-effects variance, floored at 1.
+    scale = max(1.0, float(res.scale_hksj_re))
+    sd = math.sqrt(scale) * float(res.sd_eff_w_re)
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, y.size - 1) * sd
+    pred_low = pred_high = nan
     if y.size >= MIN_CELLS_PREDICTION:
-        half = stats.t.ppf(0.5 + CONFIDENCE / 2, y.size - 2) * math.sqrt(tau2 + sd**2)
-        pred_low, pred_high = mu - half, mu + half
-    return Pooled(
-        mu, mu - Z * sd, mu + Z * sd, tau2, max(0.0, float(res.i2)), pred_low, pred_high, int(y.size)
-    )
+        pred = stats.t.ppf(0.5 + CONFIDENCE / 2, y.size - 2) * math.sqrt(tau2 + float(res.sd_eff_w_re) ** 2)
+        pred_low, pred_high = mu - pred, mu + pred
+    i2 = min(1.0, max(0.0, float(res.i2)))
+    return Pooled(mu, mu - half, mu + half, tau2, i2, pred_low, pred_high, int(y.size))
 
 
 def pool(cells) -> Pooled:
-    """random_effects over CellEstimates (findings.verdict)."""
+    """random_effects over CellEstimates (findings.inference)."""
     return random_effects([c.estimate for c in cells], [c.low for c in cells], [c.high for c in cells])
-
-
-def difference(a: Pooled, b: Pooled) -> tuple[float, float, float]:
-    """a - b of two independent pooled estimates, with its 95 % CI (their SEs in quadrature)."""
-    se = math.hypot((a.high - a.low) / (2 * Z), (b.high - b.low) / (2 * Z))
-    d = a.estimate - b.estimate
-    return d, d - Z * se, d + Z * se

@@ -1,5 +1,5 @@
 """The report's Findings section, first in the paper: the scorecard (results/stats/findings.tsv)
-as counts per paper, one row per finding with the paper's figure, ours with its 95 % CI, the
+as counts per paper, one row per finding with the paper's figure, ours with the interval its verdict reads, the
 verdict, the cells it holds in and why; then our fidelity to the papers' directions (each study's
 fidelity.tsv, not a finding). Every sentence is computed from those tables."""
 
@@ -97,13 +97,16 @@ def lead(df: pd.DataFrame) -> str:
         f"This run scores {plural(len(df), 'published finding')} of {plural(len(papers), 'paper')} "
         f"({and_list(papers)}): {and_list(parts)}. A finding is a claim of a paper's abstract, "
         f"conclusions or results, turned into a range its quantity must lie in (the column "
-        f"“claim's range”) and read with the paper's own quantifier: *every* cell (one cell whose "
-        f"95 % confidence interval lies outside the range refutes it), the *mean* (a random-effects "
-        f"mean of the cells, each with its own variance), *most* cells (more than half conclusively "
-        f"inside), *some* cell (the best one, its interval widened for the choice) or *about* a "
-        f"figure. It is *{v.REPRODUCED}* or *{v.NOT_REPRODUCED}* when the intervals decide, else "
-        f"*{v.INCONCLUSIVE}* (also with fewer than {v.MIN_SAMPLES} samples on a side), and then says "
-        f"whether more samples would settle it. The table is results/stats/findings.tsv."
+        f"“claim's range”) and read with the paper's own quantifier: *every* cell, *most* cells "
+        f"(more than half), *some* cell, the *mean* of the cells (their shared baselines in its "
+        f"interval) or *about* a figure. Each decision is a one-sided test at {pct(v.ALPHA, 0, sign=False)}, "
+        f"its level divided among the cells where the quantifier picks among them, so that "
+        f"neither verdict is wrongly given more than {pct(v.ALPHA, 0, sign=False)} of the time; the "
+        f"interval shown is the {pct(v.DECISION_CONFIDENCE, 0, sign=False)} one the test reads. It is "
+        f"*{v.REPRODUCED}* or *{v.NOT_REPRODUCED}* when the tests decide, else *{v.INCONCLUSIVE}* "
+        f"(also with fewer than {v.MIN_SAMPLES} samples on a side, or an interval over one run's "
+        f"iterations only), and then says how many more runs would settle it. The table is "
+        f"results/stats/findings.tsv."
     )
 
 
@@ -192,7 +195,7 @@ def blocks(doc) -> list[Block]:
                 "Claim (our words)",
                 "Claim's range",
                 "Published",
-                "Ours [95 % CI]",
+                f"Ours [{pct(v.DECISION_CONFIDENCE, 0, sign=False)} CI]",
                 "Verdict",
                 "Why",
             ],

@@ -1,12 +1,15 @@
 """What a finding's measurement says about its claim: one rule for every finding.
 
 A claim is a band the quantity must lie in (below a threshold, above one, between two). One
-interval's verdict needs enough data:
-  reproduced       the 95 % CI lies wholly inside the band;
-  not reproduced   the CI lies wholly outside it;
-  inconclusive     the CI straddles an edge, or the samples per side are fewer than MIN_SAMPLES;
+estimate's verdict is a pair of one-sided tests at ALPHA (findings.inference):
+  reproduced       the value lies inside the band (at each finite edge; TOST for two), i.e. the
+                   two-sided 1 - 2·ALPHA (90 %) interval lies inside it;
+  not reproduced   the value lies outside the band (Bonferroni over two edges);
+  inconclusive     neither, or the samples per side are fewer than MIN_SAMPLES, or the interval
+                   covers iterations only (one run per cell: the run-to-run variation, the larger
+                   part on a shared host, is not in it);
 each with the reason. How a claim over several cells is read (every, mean, most, some, about) is
-findings.claims; how cells are pooled, findings.pooling. The statistics here are for measures
+findings.claims; how cells combine, findings.inference. The statistics here are for measures
 the statistics tables do not hold (ratios of two summaries, shares)."""
 
 from __future__ import annotations
@@ -17,7 +20,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from interference.findings.inference import (
+    ALPHA,
+    DECISION_CONFIDENCE,
+    ITERATIONS,
+    CellEstimate,
+    p_inside,
+    p_outside,
+)
 from interference.stats.descriptive import CONFIDENCE
+
+__all__ = ["ALPHA", "DECISION_CONFIDENCE", "CellEstimate"]
 
 MIN_SAMPLES = 5  # per side of a comparison (the papers' own iterations were 5 to 30)
 
@@ -60,16 +73,6 @@ class Band:
         return self.low <= x <= self.high
 
 
-@dataclass(frozen=True)
-class CellEstimate:
-    """One cell of a measure over cells: what it is, its estimate and 95 % CI."""
-
-    label: str
-    estimate: float
-    low: float
-    high: float
-
-
 @dataclass
 class Measure:
     """Our value of a finding's quantity, its 95 % CI and how much data it rests on.
@@ -77,7 +80,10 @@ class Measure:
     what: the quantity in words ("mean IR of L beside S and B over 6 cells"); n: the fewest
     samples on a side of any comparison in it; cells: how many cells a mean over cells has (1:
     one comparison); published: the paper's value of the same quantity where its tables give it;
-    by_cell: the cells a pooled measure is made of; pooled: its heterogeneity (findings.pooling)."""
+    by_cell: the cells a measure over cells is made of; pooled: their heterogeneity
+    (findings.pooling); se, df: the estimate's standard error and degrees of freedom (NaN: from
+    the 95 % CI); level: what the interval covers (findings.inference: RUNS, ITERATIONS, or ""
+    where the study's table does not say)."""
 
     what: str
     estimate: float
@@ -90,6 +96,17 @@ class Measure:
     evidence: list[str] = field(default_factory=list)
     by_cell: tuple[CellEstimate, ...] = ()
     pooled: object | None = None
+    se: float = math.nan
+    df: float = math.inf
+    level: str = ""
+
+    def cell(self) -> CellEstimate:
+        return CellEstimate(self.what, self.estimate, self.low, self.high, self.se, self.df, self.level)
+
+    @classmethod
+    def of(cls, c: CellEstimate, what: str, n: int, **kw) -> Measure:
+        """A measure that is one combined cell (findings.inference.linear)."""
+        return cls(what, c.estimate, c.low, c.high, n, se=c.sd, df=c.df, level=c.level, **kw)
 
 
 @dataclass
@@ -100,6 +117,19 @@ class Skip:
     why: str
 
 
+def missing_level(level: str) -> str:
+    """Why an interval at this level decides nothing ("" where it may)."""
+    if level == ITERATIONS:
+        return ("the interval covers iterations only (one run per cell): the variation between runs is not in "
+                "it; needs at least 2 runs a cell (config repetitions)")  # fmt: skip
+    return ""
+
+
+def edges_text(band: Band, show) -> str:
+    edges = [show(e) for e in (band.low, band.high) if math.isfinite(e)]
+    return " and ".join(edges)
+
+
 def judge(m: Measure, band: Band, show=lambda x: f"{x:g}") -> tuple[str, str]:
     """(verdict, reason) by the rule above; show(x) writes a threshold as the reader knows it."""
     if m.n < MIN_SAMPLES:
@@ -107,17 +137,26 @@ def judge(m: Measure, band: Band, show=lambda x: f"{x:g}") -> tuple[str, str]:
             INCONCLUSIVE,
             f"too few samples: {m.n} on a side, needs at least {MIN_SAMPLES} (more iterations or longer windows)",
         )
-    if not (np.isfinite(m.low) and np.isfinite(m.high)):
+    if why := missing_level(m.level):
+        return INCONCLUSIVE, why
+    c = m.cell()
+    se = c.sd
+    if not (np.isfinite(c.estimate) and np.isfinite(se) and se > 0):
         return INCONCLUSIVE, "no confidence interval could be computed"
-    inside = band.contains(m.low) and band.contains(m.high)
-    outside = m.high < band.low or m.low > band.high
-    if inside:
-        return REPRODUCED, "the 95 % CI lies inside the claim's range"
-    if outside:
-        return NOT_REPRODUCED, "the 95 % CI lies outside the claim's range"
-    edge = band.low if m.low < band.low <= m.high else band.high
+    level = f"{DECISION_CONFIDENCE:.0%}".replace("%", " %")
+    p_in = p_inside(c.estimate, se, c.df, band.low, band.high)
+    if p_in <= ALPHA:
+        return (
+            REPRODUCED,
+            f"the {level} CI lies inside the claim's range (one-sided p = {p_in:.2g} at {edges_text(band, show)})",
+        )
+    p_out = p_outside(c.estimate, se, c.df, band.low, band.high)
+    if p_out <= ALPHA:
+        return NOT_REPRODUCED, f"the value lies outside the claim's range (one-sided p = {p_out:.2g})"
+    low, high = c.interval()
+    edge = band.low if low < band.low <= high else band.high
     return INCONCLUSIVE, (
-        f"the 95 % CI straddles the threshold {show(edge)}: needs more samples or a larger workload to narrow it"
+        f"the {level} CI straddles the threshold {show(edge)}: needs more runs or a larger workload to narrow it"
     )
 
 

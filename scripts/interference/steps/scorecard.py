@@ -27,7 +27,7 @@ from interference.report.load import StatsDir
 
 COLUMNS = [
     "id", "paper", "source", "claim", "study", "check", "quantifier", "quantity", "expect_low",
-    "expect_high", "published", "published_from", "ours", "ci_low", "ci_high", "what", "n", "cells",
+    "expect_high", "published", "published_from", "ours", "ci_low", "ci_high", "level", "what", "n", "cells",
     "tau2", "i2", "pred_low", "pred_high", "verdict", "reason", "holds_in", "settle", "settle_factor", "evidence", "config",
 ]  # fmt: skip
 
@@ -152,14 +152,16 @@ def score_one(entry: dict, ctx: Context | None, planned: tuple[str, str] | None 
     if row["published"] is None and m.published is not None:
         row["published"], row["published_from"] = m.published, m.published_from
     shown = j.shown or m
+    low, high = (shown.low, shown.high) if j.shown else m.cell().interval()  # the verdict's interval
     if entry["quantifier"] == MOST:  # ours is then the share of cells inside the range
         row.update(quantity="share", expect_low=0.5, expect_high=1.0, published=None, published_from="")
     p = m.pooled
     return {
         **row,
         "ours": shown.estimate,
-        "ci_low": shown.low,
-        "ci_high": shown.high,
+        "ci_low": low,
+        "ci_high": high,
+        "level": m.level,
         "what": shown.what,
         "n": m.n,
         "cells": m.cells,

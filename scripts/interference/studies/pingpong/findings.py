@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interference.findings.inference import mean_of
 from interference.findings.pooling import pool
 from interference.findings.verdict import NOT_RUN, CellEstimate, Measure, Skip, quantity
 
@@ -26,10 +27,10 @@ def pingpong_ratio(ctx, args: dict):
     by_cell = tuple(
         CellEstimate(f"m = {int(m):,} B", r, lo, hi) for m, r, lo, hi in t[["message_bytes", "ratio", "ci_low", "ci_high"]].itertuples(index=False)
     )  # fmt: skip
-    p = pool(by_cell)
     sizes = ", ".join(c.label.removeprefix("m = ") for c in by_cell)
-    what = f"transfer rate of {args['layer']} over {args['baseline']} (m = {sizes}{'; random-effects mean' if len(t) > 1 else ''})"
-    return Measure(what, p.estimate, p.low, p.high, int(t["n"].min()), len(t), by_cell=by_cell, pooled=p)
+    what = f"transfer rate of {args['layer']} over {args['baseline']} (m = {sizes}{'; mean over the sizes' if len(t) > 1 else ''})"
+    return Measure.of(mean_of(by_cell), what, int(t["n"].min()), cells=len(t), by_cell=by_cell,
+                      pooled=pool(by_cell) if len(t) > 1 else None)  # fmt: skip
 
 
 CHECKS = {"pingpong_ratio": pingpong_ratio}

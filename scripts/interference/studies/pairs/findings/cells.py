@@ -10,11 +10,18 @@ import pandas as pd
 from interference.core.groups import OF_A_TRIPLE
 from interference.findings.verdict import MIN_SAMPLES, NOT_RUN, Skip
 from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
+from interference.studies.pairs.statistics import ITERATIONS_LEVEL, RUNS_LEVEL
 
 CELL = ["host", "runtime", "case", "target", "partner", "metric"]
 # Microservices the papers did not pair (the CPU-spinning control, config/control.yaml): in a
 # finding's cells only where its args name them.
 CONTROLS = ("P",)
+# interference.tsv's ci_level values, the weakest first.
+LEVEL_ORDER = ["", ITERATIONS_LEVEL, RUNS_LEVEL]
+
+
+def weakest(levels) -> str:
+    return min((x if isinstance(x, str) else "" for x in levels), key=LEVEL_ORDER.index)
 
 
 def _num(df: pd.DataFrame, *cols) -> pd.DataFrame:
@@ -28,7 +35,8 @@ def cells(ctx, args: dict) -> pd.DataFrame:
     """The IR cells a finding is about: interference.tsv rows (with the split's columns) filtered by
     args cases, targets, partners, pairing (mixed / same) and host; `ir` is the partner's effect
     with effect: partner."""
-    t = _num(ctx.table("interference"), "ir", "ir_ci_low", "ir_ci_high", "n", "baseline_n")
+    t = _num(ctx.table("interference"), "ir", "ir_ci_low", "ir_ci_high", "n", "baseline_n", "ir_se_own",
+             "ir_se_baseline", "ci_df")  # fmt: skip
     if t.empty:
         return t
     s = ctx.table("split")
@@ -40,7 +48,10 @@ def cells(ctx, args: dict) -> pd.DataFrame:
     if args.get("effect") == "partner":
         if "partner_ir" not in t or t["partner_ir"].isna().all():
             return t.iloc[:0]
+        # The split's interval has the same levels as the IR's (the same variance components), but
+        # its SE is not split into own and baseline parts: taken from the CI, cells independent.
         t = t.assign(ir=t["partner_ir"], ir_ci_low=t["partner_ci_low"], ir_ci_high=t["partner_ci_high"],
+                     ir_se_own=np.nan, ir_se_baseline=np.nan,
                      baseline_n=t.get("unlimited_n", t["baseline_n"]).where(t["case"].isin(UNLIMITED_CASES), t["baseline_n"]))  # fmt: skip
     t = t[t["ir"].notna()]
     return t if "metric" in args else _per_pair(t)
@@ -68,12 +79,17 @@ def _select(df: pd.DataFrame, args: dict) -> pd.DataFrame:
 def _per_pair(t: pd.DataFrame) -> pd.DataFrame:
     """One cell per host, runtime, case, target and partner: a target's metrics (STREAM's four
     kernels, Bonnie++'s four tests) averaged, so that each pairing weighs the same; and only
-    cells with MIN_SAMPLES on each side, unless none has them (the verdict then says so)."""
+    cells with MIN_SAMPLES on each side, unless none has them (the verdict then says so).
+    The metrics of one run are correlated by an unknown amount: their standard errors are
+    averaged, as if perfectly correlated (the widest their mean's can be), with the fewest
+    degrees of freedom and the weakest level of any."""
     if t.empty:
         return t
     key = ["host", "runtime", "case", "target", "partner"]
     numeric = [c for c in t if c not in key and pd.api.types.is_numeric_dtype(t[c])]
-    agg = {c: ("min" if c.endswith("_n") or c in ("n",) else "mean") for c in numeric}
+    agg = {c: ("min" if c.endswith(("_n", "_df")) or c in ("n",) else "mean") for c in numeric}
+    if "ci_level" in t:
+        agg["ci_level"] = weakest
     g = t.groupby(key, sort=True, as_index=False).agg(agg)
     g["metric"] = t.groupby(key, sort=True)["metric"].agg(lambda m: ", ".join(sorted(set(m)))).to_numpy()
     enough = np.minimum(g["n"], g["baseline_n"]) >= MIN_SAMPLES

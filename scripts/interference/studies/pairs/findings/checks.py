@@ -5,10 +5,12 @@ share of the paper's directions we agree with, and the limit's own effect (Case 
 
 from __future__ import annotations
 
-import numpy as np
+import math
+
 import pandas as pd
 
-from interference.findings.pooling import difference, pool
+from interference.findings.inference import ITERATIONS, RUNS, difference, linear, mean_of
+from interference.findings.pooling import pool
 from interference.findings.verdict import (
     NOT_RUN,
     CellEstimate,
@@ -21,61 +23,93 @@ from interference.studies.pairs.cases import UNLIMITED
 from interference.studies.pairs.findings.cells import _label, _missing, _n, _num, cells
 from interference.studies.pairs.findings.evidence import explain
 from interference.studies.pairs.findings.paper_values import _published_mean
+from interference.studies.pairs.statistics import ITERATIONS_LEVEL, RUNS_LEVEL
+
+LEVELS = {RUNS_LEVEL: RUNS, ITERATIONS_LEVEL: ITERATIONS}
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def ir_cell(r, label: str | None = None) -> CellEstimate:
+    """One row of interference.tsv (or of cells()) as a CellEstimate: its SE in the concurrent
+    side's own part and the baseline's, which every cell of the same host, runtime, target and
+    metric shares (inference's covariance); without them, the SE from its CI."""
+    source = ("baseline", r["host"], r["runtime"], r["target"], r["metric"])
+    own, base = r.get("ir_se_own", math.nan), r.get("ir_se_baseline", math.nan)
+    df = r.get("ci_df", math.nan)
+    level = LEVELS.get(r.get("ci_level"), "")
+    if _finite(own) and _finite(base):
+        se, shared = math.hypot(own, base), ((source, base),)
+    else:
+        se, shared = math.nan, ()
+    return CellEstimate(label or _label(r), r["ir"], r["ir_ci_low"], r["ir_ci_high"], se,
+                        df if _finite(df) else math.inf, level, shared, source[1:])  # fmt: skip
 
 
 def ir_cells(t: pd.DataFrame) -> tuple[CellEstimate, ...]:
     """Each IR cell of interference.tsv's rows as a CellEstimate."""
-    return tuple(CellEstimate(_label(r), r["ir"], r["ir_ci_low"], r["ir_ci_high"]) for _, r in t.iterrows())
+    return tuple(ir_cell(r) for _, r in t.iterrows())
 
 
-def pooled_measure(what: str, by_cell: tuple[CellEstimate, ...], n: int, **kw) -> Measure:
-    """A measure over cells: their random-effects mean (findings.pooling) and the cells."""
-    p = pool(by_cell)
-    return Measure(what, p.estimate, p.low, p.high, n, len(by_cell), by_cell=by_cell, pooled=p, **kw)
+def measure_over(
+    what: str, combined: CellEstimate, by_cell: tuple[CellEstimate, ...], n: int, **kw
+) -> Measure:
+    """A measure that is a combination of cells, shown beside its cells and their
+    heterogeneity (findings.pooling)."""
+    return Measure.of(combined, what, n, cells=len(by_cell), by_cell=by_cell,
+                      pooled=pool(by_cell) if len(by_cell) > 1 else None, **kw)  # fmt: skip
 
 
 def mean_ir(ctx, args: dict):
     t = cells(ctx, args)
     if t.empty:
         return _missing(ctx, args)
-    what = (
-        "IR of " + _label(t.iloc[0])
-        if len(t) == 1
-        else f"random-effects mean IR over {len(t)} pairings and cases"
-    )
+    what = "IR of " + _label(t.iloc[0]) if len(t) == 1 else f"mean IR over {len(t)} pairings and cases"
+    by_cell = ir_cells(t)
     pub, pub_from = _published_mean(ctx, args)
-    return pooled_measure(what, ir_cells(t), _n(t), published=pub, published_from=pub_from,
-                          evidence=explain(ctx, t))  # fmt: skip
+    return measure_over(what, mean_of(by_cell), by_cell, _n(t), published=pub, published_from=pub_from,
+                        evidence=explain(ctx, t))  # fmt: skip
 
 
 def contrast(ctx, args: dict):
-    """IR(a) - IR(b) in each cell both cases have (each cell's CI from the two bootstrap
-    half-widths), pooled over the cells."""
+    """IR(a) - IR(b) in each cell both cases have (the baseline they share cancels), and the
+    mean of those differences."""
     a = cells(ctx, {**args, "cases": [args["a"]]})
     b = cells(ctx, {**args, "cases": [args["b"]]})
     key = ["host", "runtime", "target", "partner", "metric"]
-    j = a.merge(b, on=key, suffixes=("_a", "_b"))
+    j = a.merge(b[key], on=key)
     if j.empty:
         return _missing(ctx, {**args, "cases": [args["a"], args["b"]]})
-    d = j["ir_a"] - j["ir_b"]
-    half = np.hypot((j["ir_ci_high_a"] - j["ir_ci_low_a"]) / 2, (j["ir_ci_high_b"] - j["ir_ci_low_b"]) / 2)
+    a, b = a.merge(j[key], on=key), b.merge(j[key], on=key)
+    a_cells, b_cells = ir_cells(a), ir_cells(b)
     by_cell = tuple(
-        CellEstimate(f"{r['target']} beside {r['partner']} ({r['metric']})", dv, dv - h, dv + h)
-        for (_, r), dv, h in zip(j.iterrows(), d, half)
-    )  # fmt: skip
-    n = int(min(_n(a.merge(j[key], on=key)), _n(b.merge(j[key], on=key))))
-    what = f"IR in Case {args['a']} minus IR in Case {args['b']}" + (
-        f", random-effects mean over {len(j)} cells" if len(j) > 1 else f" of {by_cell[0].label}"
+        linear([x, y], [1, -1], f"{r['target']} beside {r['partner']} ({r['metric']})")
+        for (_, r), x, y in zip(a.iterrows(), a_cells, b_cells)
     )
-    return pooled_measure(what, by_cell, n, evidence=explain(ctx, pd.concat([a, b])))
+    n = int(min(_n(a), _n(b)))
+    what = f"IR in Case {args['a']} minus IR in Case {args['b']}" + (
+        f", mean over {len(j)} cells" if len(j) > 1 else f" of {by_cell[0].label}"
+    )
+    return measure_over(
+        what, difference(a_cells, b_cells), by_cell, n, evidence=explain(ctx, pd.concat([a, b]))
+    )
 
 
 def _group_difference(ctx, t_a: pd.DataFrame, t_b: pd.DataFrame, what: str):
-    """The pooled IR of one group of cells minus another's (each a random-effects mean)."""
-    p_a, p_b = pool(ir_cells(t_a)), pool(ir_cells(t_b))
-    est, low, high = difference(p_a, p_b)
+    """The mean IR of one group of cells minus another's (cells of one target share its
+    baseline, which cancels), and the same difference per target where both groups have it
+    (the cells an "every" claim is read over)."""
+    by_target = []
+    for target in sorted(set(t_a["target"]) & set(t_b["target"])):
+        ca, cb = ir_cells(t_a[t_a["target"] == target]), ir_cells(t_b[t_b["target"] == target])
+        by_target.append(difference(ca, cb, f"{target}: {len(ca)} cell(s) minus {len(cb)}"))
     both = pd.concat([t_a, t_b])
-    return Measure(what, est, low, high, _n(both), len(both), evidence=explain(ctx, both))
+    combined = difference(ir_cells(t_a), ir_cells(t_b))
+    return measure_over(
+        what, combined, tuple(by_target) or (combined,), _n(both), evidence=explain(ctx, both)
+    )
 
 
 def same_vs_mixed(ctx, args: dict):
@@ -83,18 +117,18 @@ def same_vs_mixed(ctx, args: dict):
     same, mixed = t[t["target"] == t["partner"]], t[t["target"] != t["partner"]]
     if len(same) < 2 or len(mixed) < 2:
         return _missing(ctx, args)
-    what = f"pooled IR of {len(same)} same-kind cells minus that of {len(mixed)} mixed cells"
+    what = f"mean IR of {len(same)} same-kind cells minus that of {len(mixed)} mixed cells"
     return _group_difference(ctx, same, mixed, what)
 
 
 def partner_contrast(ctx, args: dict):
-    """Pooled IR of the targets beside partners `a` minus beside partners `b`: which partner
+    """Mean IR of the targets beside partners `a` minus beside partners `b`: which partner
     interferes least (above 0: `a` does)."""
     beside_a = cells(ctx, {**args, "partners": args["a"]})
     beside_b = cells(ctx, {**args, "partners": args["b"]})
     if len(beside_a) < 2 or len(beside_b) < 2:
         return _missing(ctx, {**args, "partners": args["a"] + args["b"]})
-    what = (f"pooled IR beside {', '.join(args['a'])} ({len(beside_a)} cells) minus beside "
+    what = (f"mean IR beside {', '.join(args['a'])} ({len(beside_a)} cells) minus beside "
             f"{', '.join(args['b'])} ({len(beside_b)} cells)")  # fmt: skip
     return _group_difference(ctx, beside_a, beside_b, what)
 
@@ -121,9 +155,42 @@ def limit_effect_cells(ctx) -> pd.DataFrame | Skip:
     return pd.DataFrame(rows)
 
 
+def limit_effect_split(ctx) -> list[CellEstimate]:
+    """Per host, runtime, target and metric, split.tsv's limit effect (Case 1u against Case 1,
+    the same on every concurrent row of the target), at the level of the IR's interval (the
+    same variance components)."""
+    s = ctx.table("split")
+    if s.empty or "limit_ir" not in s:
+        return []
+    s = _num(s, "limit_ir", "limit_ci_low", "limit_ci_high", "baseline_n", "unlimited_n")
+    s = s.dropna(subset=["limit_ir", "limit_ci_low", "limit_ci_high"])
+    ir = _num(ctx.table("interference"), "ci_df")
+    key = ["host", "runtime", "target", "metric"]
+    if not ir.empty:
+        s = s.merge(ir.drop_duplicates(key)[[*key, "ci_level", "ci_df"]], on=key, how="left")
+    out = []
+    for _, r in s.drop_duplicates(key).iterrows():
+        df = r.get("ci_df", math.nan)
+        out.append(CellEstimate(r["metric"], r["limit_ir"], r["limit_ci_low"], r["limit_ci_high"],
+                                df=df if _finite(df) else math.inf, level=LEVELS.get(r.get("ci_level"), ""),
+                                group=(r["host"], r["runtime"], r["target"])))  # fmt: skip
+    return out
+
+
+def _correlated_mean(cells: list[CellEstimate], label: str) -> CellEstimate:
+    """The mean of one target's metrics, as if perfectly correlated (the widest it can be: the
+    metrics of one run move together by an unknown amount)."""
+    source = ("metrics", label)
+    same = [CellEstimate(c.label, c.estimate, c.low, c.high, c.sd, c.df, c.level, ((source, c.sd),), source)
+            for c in cells]  # fmt: skip
+    return mean_of(same, label)
+
+
 def limit_effect(ctx, args: dict):
     """Case 1u against Case 1 where Case 1's limits are the whole host: only then are the
-    resources the same with cgroups and without. Each target's metrics pooled, then the targets."""
+    resources the same with cgroups and without. Each target's metrics averaged (perfectly
+    correlated), then the mean over the targets. From split.tsv (runs and iterations) where the
+    config has a concurrent case; else from the summaries, iterations only (no verdict)."""
     ncpu = max((h.get("cores") or 0 for h in ctx.env.get("hosts", {}).values()), default=0)
     limits = (ctx.config or {}).get("limits", {})
     if ncpu and limits.get("cpus") and int(limits["cpus"]) < int(ncpu):
@@ -132,12 +199,14 @@ def limit_effect(ctx, args: dict):
     per_metric = limit_effect_cells(ctx)
     if isinstance(per_metric, Skip):
         return per_metric
+    from_split = {(c.group[2], c.label): c for c in limit_effect_split(ctx)}
     by_cell = []
     for target, g in per_metric.groupby("target", sort=True):
-        p = pool(
-            [CellEstimate(m, r, lo, hi) for m, r, lo, hi in zip(g["metric"], g["ir"], g["low"], g["high"])]
-        )
-        by_cell.append(CellEstimate(target, p.estimate, p.low, p.high))
+        metrics = [
+            from_split.get((target, m)) or CellEstimate(m, r, lo, hi, df=max(1, n - 1), level=ITERATIONS)
+            for m, r, lo, hi, n in zip(g["metric"], g["ir"], g["low"], g["high"], g["n"])
+        ]
+        by_cell.append(_correlated_mean(metrics, target))
     detail = ", ".join(f"{c.label} {pct(c.estimate)}" for c in by_cell)
-    return pooled_measure(f"IR of Case {UNLIMITED} against Case 1, pooled over {len(by_cell)} microservices "
-                          f"({detail})", tuple(by_cell), int(per_metric["n"].min()))  # fmt: skip
+    return measure_over(f"IR of Case {UNLIMITED} against Case 1, mean over {len(by_cell)} microservices "
+                        f"({detail})", mean_of(by_cell), tuple(by_cell), int(per_metric["n"].min()))  # fmt: skip

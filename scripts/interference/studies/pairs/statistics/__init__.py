@@ -144,6 +144,16 @@ def ir_components_ci(x_runs: list, b_runs: list, higher: bool, c: Components) ->
     return (low - 1, high - 1) if higher else (1 - high, 1 - low)
 
 
+def ir_standard_errors(x_runs: list, b_runs: list, c: Components) -> tuple[float, float]:
+    """The IR's standard error in two parts, by the delta method (dIR = ±ratio·d log ratio): the
+    concurrent side's own and the baseline's, which every IR of the same target and metric
+    shares (findings.inference reads the covariance from it)."""
+    ratio = np.concatenate(x_runs).mean() / np.concatenate(b_runs).mean()
+    se_x = mean_se(c, len(x_runs), np.mean([r.size for r in x_runs]))
+    se_b = mean_se(c, len(b_runs), np.mean([r.size for r in b_runs]))
+    return abs(ratio) * se_x, abs(ratio) * se_b
+
+
 def ir_bootstrap_ci(
     x, base, higher_is_better: bool, n_resamples: int = N_RESAMPLES, seed: int = SEED, key: tuple = ()
 ) -> tuple[float, float, str, str]:
@@ -191,6 +201,9 @@ def interference_ratios(
             ir_ci_high=np.nan,
             ir_ci_method="",
             ci_level="",
+            ir_se_own=np.nan,
+            ir_se_baseline=np.nan,
+            ci_df=np.nan,
             runs=len(xr),
             baseline_runs=len(br),
             reason="",
@@ -208,8 +221,9 @@ def interference_ratios(
             row["ir"] = ir_value(row["mean"], row["baseline_mean"], higher)
             if runs_measured(c) and min(x.size, b.size) >= 2:
                 low, high = ir_components_ci(xr, br, higher, c)
+                se_own, se_base = ir_standard_errors(xr, br, c)
                 row.update(ir_ci_low=low, ir_ci_high=high, ir_ci_method=f"variance_components_t{c.df_run}",
-                           ci_level=RUNS_LEVEL)  # fmt: skip
+                           ci_level=RUNS_LEVEL, ir_se_own=se_own, ir_se_baseline=se_base, ci_df=c.df_run)  # fmt: skip
             elif x.size < 2 or b.size < 2:
                 row["reason"] = f"fewer than 2 samples (n={x.size}, baseline_n={b.size}): no CI"
             else:
