@@ -25,7 +25,7 @@ Z = stats.norm.ppf(0.975)
 
 def cell(label, est, se_own, se_base=0.0, base="L", df=8.0, level=inf.RUNS):
     se = math.hypot(se_own, se_base)
-    shared = ((("baseline", base), se_base),) if se_base else ()
+    shared = ((("baseline", base), se_base, df),) if se_base else ()
     q = stats.t.ppf(0.975, df)
     return inf.CellEstimate(label, est, est - q * se, est + q * se, se, df, level, shared, base)
 
@@ -41,10 +41,17 @@ def test_a_mean_over_cells_sharing_a_baseline_has_the_covariance_matrixs_varianc
     m = inf.mean_of(cells)
     assert m.estimate == pytest.approx(np.mean([-0.2, -0.1, -0.3, 0.05]))
     assert m.se == pytest.approx(math.sqrt(w @ V @ w))
-    # Satterthwaite: the variance from L's estimate (df 8) and from S's (df 20).
-    v_l = w[:3] @ V[:3, :3] @ w[:3]
-    v_s = w[3] ** 2 * V[3, 3]
-    assert m.df == pytest.approx((v_l + v_s) ** 2 / (v_l**2 / 8 + v_s**2 / 20))
+    # Satterthwaite over the four variance estimates the parts come from: L's concurrent side's
+    # and L's baseline's (df 8 each), S's two (df 20).
+    own_l = np.sum(w[:3] ** 2 * np.array([0.03, 0.04, 0.02]) ** 2)
+    base_l = (w[:3] @ base[:3]) ** 2
+    own_s = base_s = (0.25 * 0.01) ** 2
+    pieces = [(own_l, 8), (base_l, 8), (own_s, 20), (base_s, 20)]
+    total = sum(p for p, _ in pieces)
+    satterthwaite = total**2 / sum(p * p / d for p, d in pieces)
+    # ... never more than the largest piece's df (L's baseline here: df 8).
+    assert max(pieces)[0] == base_l and satterthwaite > 8
+    assert m.df == pytest.approx(min(satterthwaite, 8))
     # Taken as independent, the same cells' SE would be too small.
     assert math.sqrt(w @ np.diag(np.diag(V)) @ w) < m.se
 

@@ -224,10 +224,14 @@ def repeated(case, partner, level, runs, n, run_sd, it_sd, rng):
 
 
 def test_with_repeated_runs_the_ir_interval_covers_runs_from_their_variance_components():
-    """Three baseline runs and two runs of the case, 8 iterations each. The interval is the log-ratio
-    t interval from the components, which are checked against statsmodels' REML mixed model (a
-    second library: for balanced runs REML and the ANOVA estimates agree)."""
+    """Three baseline runs and two runs of the case, 8 iterations each. Each side has its own
+    components (the baseline's runs, the concurrent cell's), here by the balanced one-way
+    ANOVA's mean squares written out with numpy, and the interval is the log-ratio t interval
+    with Welch and Satterthwaite's degrees of freedom. The pooled components are checked against
+    statsmodels' REML mixed model (a second library: for balanced runs REML and the ANOVA
+    estimates agree)."""
     import statsmodels.formula.api as smf
+    from interference.stats.variance_components import nested
 
     rng = np.random.default_rng(11)
     df = frame(
@@ -235,18 +239,39 @@ def test_with_repeated_runs_the_ir_interval_covers_runs_from_their_variance_comp
     )
     r = one(st.interference_ratios(df), case="3a")
     assert (r["ci_level"], r["runs"], r["baseline_runs"]) == (st.RUNS_LEVEL, 2, 3)
+
+    def side(case):
+        g = df[df["case"] == case]
+        y = g["value"] / g["value"].mean()
+        by_run = [y[g["repetition"] == k].to_numpy() for k in sorted(set(g["repetition"]))]
+        runs, n = len(by_run), by_run[0].size
+        msw = sum(((x - x.mean()) ** 2).sum() for x in by_run) / (runs * n - runs)
+        msb = n * sum((x.mean() - y.mean()) ** 2 for x in by_run) / (runs - 1)
+        return msb / (runs * n), runs - 1  # the variance of a balanced cell's mean: MS_runs / (r n)
+
+    (v_x, df_x), (v_b, df_b) = side("3a"), side("1")
+    welch = (v_x + v_b) ** 2 / (v_x**2 / df_x + v_b**2 / df_b)
+    ratio = r["mean"] / r["baseline_mean"]
+    t = stats.t.ppf(0.975, welch)
+    se = np.sqrt(v_x + v_b)
+    assert (r["ir_ci_low"], r["ir_ci_high"]) == pytest.approx(
+        (ratio * np.exp(-t * se) - 1, ratio * np.exp(t * se) - 1), rel=1e-3
+    )
+    assert r["ci_df"] == pytest.approx(welch) and r["ir_ci_method"] == f"variance_components_t{welch:.3g}"
+    # The IR's SE in its two parts (delta method), each side's with its components' df.
+    assert (r["ir_se_own"], r["ir_se_baseline"]) == pytest.approx(
+        (ratio * np.sqrt(v_x), ratio * np.sqrt(v_b))
+    )
+    assert (r["df_own"], r["df_baseline"]) == (df_x, df_b)
+    # The pooled components against statsmodels' REML.
     v = df.assign(rel=df["value"] / df.groupby("case")["value"].transform("mean"))
     v["run"] = v["case"] + v["repetition"].astype(str)
     with np.errstate(all="ignore"):
         m = smf.mixedlm("rel ~ C(case)", v, groups="run").fit(reml=True)
-    run_var, it_var = float(m.cov_re.iloc[0, 0]), float(m.scale)
-    se = np.sqrt((run_var / 2 + it_var / 16) + (run_var / 3 + it_var / 24))
-    ratio = r["mean"] / r["baseline_mean"]
-    t = stats.t.ppf(0.975, 5 - 2)  # 5 runs in 2 cells
-    assert (r["ir_ci_low"], r["ir_ci_high"]) == pytest.approx(
-        (ratio * np.exp(-t * se) - 1, ratio * np.exp(t * se) - 1), rel=1e-3
+    pooled = nested(df["value"], list(df["case"]), df["repetition"])
+    assert (pooled.run, pooled.iteration) == pytest.approx(
+        (float(m.cov_re.iloc[0, 0]), float(m.scale)), rel=1e-3
     )
-    assert r["ir_ci_method"] == "variance_components_t3"
 
 
 def test_the_runs_interval_covers_a_rerun_where_the_iterations_interval_does_not():

@@ -168,14 +168,14 @@ def _at_least(m: Measure, cells: list[CellEstimate], band: Band, quantifier: str
     shown_in = [c.label for c, (p_in, _) in zip(cells, ps) if p_in <= alpha_in]
     shown_out = [c.label for c, (_, p_out) in zip(cells, ps) if p_out <= alpha_out]
     shown = _shown(m, cells, band, quantifier, len(shown_in), alpha_in)
-    word = {EVERY: "every", MOST: "more than half of the", SOME: "at least one of the"}[quantifier]
     if len(shown_in) >= q:
-        level = f" (each at {alpha_in:.2g}, one-sided)" if n > 1 else ""
-        return Judgement(REPRODUCED, f"{word} {n} cell{'s' if n > 1 else ''} shown inside the claim's range{level}: "
-                         f"{len(shown_in)} are", held, "", shown)  # fmt: skip
+        level = f", each at {alpha_in:.2g} one-sided" if n > 1 else ""
+        return Judgement(REPRODUCED, f"{len(shown_in)} of {n} cell{'s' if n > 1 else ''} shown inside the claim's "
+                         f"range ({q} needed{level})", held, "", shown)  # fmt: skip
     if len(shown_out) >= n - q + 1:
-        return Judgement(NOT_REPRODUCED, f"{len(shown_out)} of {n} cells shown outside the claim's range (each at "
-                         f"{alpha_out:.2g}, one-sided; {n - q + 1} refute it): {'; '.join(shown_out)}", held, "", shown)  # fmt: skip
+        return Judgement(NOT_REPRODUCED, f"{len(shown_out)} of {n} cell{'s' if n > 1 else ''} shown outside the "
+                         f"claim's range ({n - q + 1} refute it, each at {alpha_out:.2g} one-sided): "
+                         f"{'; '.join(shown_out)}", held, "", shown)  # fmt: skip
     reason = (f"needs {q} of {n} cells shown inside (each at {alpha_in:.2g}) or {n - q + 1} outside (each at "
               f"{alpha_out:.2g}): {len(shown_in)} inside, {len(shown_out)} outside")  # fmt: skip
     factor = _settle(cells, band, q)

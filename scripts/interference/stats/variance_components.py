@@ -35,6 +35,9 @@ class Components:
     run: float
     df_iteration: int
     df_run: int
+    # The run component's moment estimate before truncation at 0 (may be negative): the SE of a
+    # mean from it is MS_runs / (runs × iterations) in a balanced design, the exact t's.
+    run_moment: float = math.nan
 
     @property
     def run_share(self) -> float:
@@ -65,8 +68,10 @@ def nested(values, cells, runs) -> Components:
     sum_sq_over_cell = (per_run["size"] ** 2).groupby(level="cell").sum() / cell_n
     n0 = (n_total - float(sum_sq_over_cell.sum())) / df_runs
     ms_runs = ss_runs / df_runs
-    run = max(0.0, (ms_runs - ms_within) / n0) if np.isfinite(ms_within) else math.nan
-    return Components(ms_within, run, df_within, df_runs)
+    moment = (ms_runs - ms_within) / n0 if np.isfinite(ms_within) else math.nan
+    return Components(
+        ms_within, max(0.0, moment) if np.isfinite(moment) else math.nan, df_within, df_runs, moment
+    )
 
 
 def mean_se(c: Components, runs: int, iterations: float) -> float:
@@ -78,8 +83,56 @@ def ratio_ci(ratio: float, se_a: float, se_b: float, df: int) -> tuple[float, fl
     """95 % CI of a ratio of two independent means with relative SEs se_a and se_b, on the log
     scale, t with the components' degrees of freedom."""
     se = math.hypot(se_a, se_b)
-    t = stats.t.ppf(0.5 + CONFIDENCE / 2, df) if df > 0 else math.inf
+    t = (
+        (stats.t.ppf(0.5 + CONFIDENCE / 2, df) if math.isfinite(df) else stats.norm.ppf(0.5 + CONFIDENCE / 2))
+        if df > 0
+        else math.inf
+    )
     return ratio * math.exp(-t * se), ratio * math.exp(t * se)
+
+
+def welch_df(var_a: float, df_a: float, var_b: float, df_b: float) -> float:
+    """Welch and Satterthwaite's degrees of freedom of var_a + var_b, two independent variance
+    estimates with df_a and df_b degrees of freedom."""
+    terms = [v * v / d for v, d in ((var_a, df_a), (var_b, df_b)) if v > 0 and d > 0]
+    return (var_a + var_b) ** 2 / sum(terms) if terms else math.inf
+
+
+@dataclass(frozen=True)
+class RatioInterval:
+    """A ratio of two sides' means with its 95 % CI: each side's relative SE from its own
+    components (se_x, se_b, with their df), the interval's degrees of freedom (df)."""
+
+    ratio: float
+    low: float
+    high: float
+    se_x: float
+    se_b: float
+    df_x: float
+    df_b: float
+    df: float
+
+
+def moment_se(c: Components, runs: int, iterations: float) -> float:
+    """A mean's relative SE from the untruncated run component: run_moment/r + iteration/(r n),
+    which is MS_runs/(r n) in a balanced design (t with the runs' df is then exact; truncating a
+    negative estimate at 0 made the interval too wide, most where runs vary little beyond their
+    iterations), floored at a tenth of the iterations' part where an unbalanced design would make it
+    negative."""
+    moment = c.run_moment if math.isfinite(c.run_moment) else c.run
+    its = c.iteration / (runs * iterations)
+    return math.sqrt(max(moment / runs + its, 0.1 * its))
+
+
+def ratio_interval(x_runs: list, b_runs: list, c_x: Components, c_b: Components) -> RatioInterval:
+    """mean(x) / mean(b) where each side's runs have their own variance components (the same
+    object for both: one estimate, its df; two: Welch's df), the interval on the log scale."""
+    mx, mb = np.concatenate(x_runs).mean(), np.concatenate(b_runs).mean()
+    se_x = moment_se(c_x, len(x_runs), np.mean([r.size for r in x_runs]))
+    se_b = moment_se(c_b, len(b_runs), np.mean([r.size for r in b_runs]))
+    df = c_x.df_run if c_x is c_b else welch_df(se_x**2, c_x.df_run, se_b**2, c_b.df_run)
+    low, high = ratio_ci(mx / mb, se_x, se_b, df)
+    return RatioInterval(mx / mb, low, high, se_x, se_b, c_x.df_run, c_b.df_run, df)
 
 
 def recommend(c: Components, run_cost_s: float, iteration_s: float, half_width: float = 0.05):

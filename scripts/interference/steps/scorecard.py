@@ -54,6 +54,8 @@ ENTRY = {
         },
         "published": {"type": "object", "required": ["value"], "properties": {"value": {"type": "number"}}},
         "config": {"type": "string"},
+        "why": {"type": "string"},
+        "near_edge": {"type": "string"},
     },
 }  # fmt: skip
 

@@ -4,8 +4,8 @@
   make settle BUDGET=30
 
 Reads the scorecard (results/stats/findings.tsv) and takes the pair-study findings that are
-inconclusive with a settle factor (claims.py: about F times the runs per cell would bring the
-interval off the claim's edge; not those whose cells disagree, which no number of runs settles).
+inconclusive with a settle factor (claims.py: F times the runs per cell would decide it with a
+probability of 90 % given the data; none where an estimate lies too near the claim's edge).
 Each needs, in every cell its check reads, ceil(F × runs) runs instead of its runs: extra
 repetitions of those cells (studies.pairs.extra_repetitions, written to results/settle.yaml).
 The findings are taken cheapest first by the minutes their extra runs add (steps/plan.py's

@@ -36,7 +36,7 @@ def cells(ctx, args: dict) -> pd.DataFrame:
     args cases, targets, partners, pairing (mixed / same) and host; `ir` is the partner's effect
     with effect: partner."""
     t = _num(ctx.table("interference"), "ir", "ir_ci_low", "ir_ci_high", "n", "baseline_n", "ir_se_own",
-             "ir_se_baseline", "ci_df")  # fmt: skip
+             "ir_se_baseline", "ci_df", "df_own", "df_baseline")  # fmt: skip
     if t.empty:
         return t
     s = ctx.table("split")
@@ -51,7 +51,7 @@ def cells(ctx, args: dict) -> pd.DataFrame:
         # The split's interval has the same levels as the IR's (the same variance components), but
         # its SE is not split into own and baseline parts: taken from the CI, cells independent.
         t = t.assign(ir=t["partner_ir"], ir_ci_low=t["partner_ci_low"], ir_ci_high=t["partner_ci_high"],
-                     ir_se_own=np.nan, ir_se_baseline=np.nan,
+                     ir_se_own=np.nan, ir_se_baseline=np.nan, df_own=np.nan, df_baseline=np.nan,
                      baseline_n=t.get("unlimited_n", t["baseline_n"]).where(t["case"].isin(UNLIMITED_CASES), t["baseline_n"]))  # fmt: skip
     t = t[t["ir"].notna()]
     return t if "metric" in args else _per_pair(t)
@@ -87,7 +87,10 @@ def _per_pair(t: pd.DataFrame) -> pd.DataFrame:
         return t
     key = ["host", "runtime", "case", "target", "partner"]
     numeric = [c for c in t if c not in key and pd.api.types.is_numeric_dtype(t[c])]
-    agg = {c: ("min" if c.endswith(("_n", "_df")) or c in ("n",) else "mean") for c in numeric}
+    agg = {
+        c: ("min" if c.endswith(("_n", "_df")) or c.startswith("df_") or c == "n" else "mean")
+        for c in numeric
+    }
     if "ci_level" in t:
         agg["ci_level"] = weakest
     g = t.groupby(key, sort=True, as_index=False).agg(agg)

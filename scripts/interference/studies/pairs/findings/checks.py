@@ -38,14 +38,15 @@ def ir_cell(r, label: str | None = None) -> CellEstimate:
     metric shares (inference's covariance); without them, the SE from its CI."""
     source = ("baseline", r["host"], r["runtime"], r["target"], r["metric"])
     own, base = r.get("ir_se_own", math.nan), r.get("ir_se_baseline", math.nan)
-    df = r.get("ci_df", math.nan)
+    df, df_own, df_base = (r.get(c, math.nan) for c in ("ci_df", "df_own", "df_baseline"))
+    df = df if _finite(df) else math.inf
     level = LEVELS.get(r.get("ci_level"), "")
     if _finite(own) and _finite(base):
-        se, shared = math.hypot(own, base), ((source, base),)
+        se, shared = math.hypot(own, base), ((source, base, df_base if _finite(df_base) else df),)
     else:
         se, shared = math.nan, ()
-    return CellEstimate(label or _label(r), r["ir"], r["ir_ci_low"], r["ir_ci_high"], se,
-                        df if _finite(df) else math.inf, level, shared, source[1:])  # fmt: skip
+    return CellEstimate(label or _label(r), r["ir"], r["ir_ci_low"], r["ir_ci_high"], se, df, level, shared,
+                        ("own", *source[1:]), df_own if _finite(df_own) else math.nan)  # fmt: skip
 
 
 def ir_cells(t: pd.DataFrame) -> tuple[CellEstimate, ...]:
@@ -181,7 +182,7 @@ def _correlated_mean(cells: list[CellEstimate], label: str) -> CellEstimate:
     """The mean of one target's metrics, as if perfectly correlated (the widest it can be: the
     metrics of one run move together by an unknown amount)."""
     source = ("metrics", label)
-    same = [CellEstimate(c.label, c.estimate, c.low, c.high, c.sd, c.df, c.level, ((source, c.sd),), source)
+    same = [CellEstimate(c.label, c.estimate, c.low, c.high, c.sd, c.df, c.level, ((source, c.sd, c.df),), source)
             for c in cells]  # fmt: skip
     return mean_of(same, label)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +25,9 @@ from interference.stats.descriptive import CONFIDENCE, describe, prepare
 from interference.stats.descriptive import join as _join
 from interference.stats.descriptive import valid as _valid
 from interference.stats.resampling import relative_change, relative_change_ci
-from interference.stats.variance_components import Components, mean_se, nested, ratio_ci
+from interference.stats.variance_components import Components, nested, ratio_interval
 from interference.studies.pairs import schemas
+from interference.studies.pairs.cases import ALONE_CASES, CONCURRENT_CASES, END
 
 BASELINE = "1"
 GROUP = schemas.GROUP.columns
@@ -112,19 +114,49 @@ RUNS_LEVEL = "runs and iterations"
 ITERATIONS_LEVEL = "iterations only"
 ONE_RUN = "one run per cell: the interval covers iterations only (run-to-run variation not measured)"
 BASE_KEY = ["host", "runtime", "target", "metric"]
+# The cells of a target alone: its own side of the variance components (the drift check's
+# baseline measured at the end is one).
+ALONE = (*ALONE_CASES, END)
 
 
-def components_by_target(valid: pd.DataFrame) -> dict[tuple, Components]:
-    """Variance components per host, runtime, target and metric, pooled over its cells (every
-    case and partner, baselines included), runs being repetitions (variance_components.nested)."""
+@dataclass(frozen=True)
+class TargetComponents:
+    """A target's variance components (per host, runtime, metric): pooled over all its cells, and
+    for the cells alone (Cases 1, 1u) and the concurrent ones apart, whose runs may vary by
+    different amounts (a partner adds its own run-to-run variation)."""
+
+    pooled: Components
+    alone: Components | None
+    concurrent: Components | None
+
+    def side(self, alone: bool) -> tuple[Components, bool]:
+        """The components of one side of a comparison, and whether they are its own (else the
+        pooled ones: that side's runs alone measure no variance between runs)."""
+        own = self.alone if alone else self.concurrent
+        return (own, True) if runs_measured(own) else (self.pooled, False)
+
+
+def _nested(rows: pd.DataFrame) -> Components | None:
+    if rows.empty:
+        return None
+    return nested(rows["value"], list(zip(rows["case"], rows["partner"])), rows["repetition"])
+
+
+def components_by_target(valid: pd.DataFrame) -> dict[tuple, TargetComponents]:
+    """Variance components per host, runtime, target and metric, runs being repetitions
+    (variance_components.nested): pooled over every case and partner, and per side."""
     return {
-        key: nested(g["value"], list(zip(g["case"], g["partner"])), g["repetition"])
+        key: TargetComponents(
+            _nested(g), _nested(g[g["case"].isin(ALONE)]), _nested(g[g["case"].isin(CONCURRENT_CASES)])
+        )
         for key, g in valid.groupby(BASE_KEY, sort=False)
     }
 
 
-def runs_measured(c: Components | None) -> bool:
-    """Whether the components measured the variance between runs (some cell ran twice)."""
+def runs_measured(c) -> bool:
+    """Whether the components (or a target's pooled ones) measured the variance between runs
+    (some cell ran twice)."""
+    c = getattr(c, "pooled", c)
     return c is not None and c.df_run > 0 and np.isfinite(c.iteration)
 
 
@@ -134,24 +166,26 @@ def runs_of(frame: pd.DataFrame) -> list[np.ndarray]:
     return [np.sort(g.to_numpy()) for _, g in frame.groupby("repetition", sort=True)["value"]]
 
 
-def ir_components_ci(x_runs: list, b_runs: list, higher: bool, c: Components) -> tuple[float, float]:
+POOLED_SIDE = (
+    "the {side}'s runs measure no variance between runs of their own: the target's pooled components"
+)
+
+
+def ir_components_ci(x_runs: list, b_runs: list, higher: bool, c: TargetComponents, x_alone: bool = False):
     """The IR's 95 % CI from the variance components: each side's mean with its runs and their
-    iterations (mean_se), the ratio's interval on the log scale, t with the runs' degrees of freedom."""
-    mx, mb = np.concatenate(x_runs).mean(), np.concatenate(b_runs).mean()
-    se_x = mean_se(c, len(x_runs), np.mean([r.size for r in x_runs]))
-    se_b = mean_se(c, len(b_runs), np.mean([r.size for r in b_runs]))
-    low, high = ratio_ci(mx / mb, se_x, se_b, c.df_run)
-    return (low - 1, high - 1) if higher else (1 - high, 1 - low)
-
-
-def ir_standard_errors(x_runs: list, b_runs: list, c: Components) -> tuple[float, float]:
-    """The IR's standard error in two parts, by the delta method (dIR = ±ratio·d log ratio): the
-    concurrent side's own and the baseline's, which every IR of the same target and metric
-    shares (findings.inference reads the covariance from it)."""
-    ratio = np.concatenate(x_runs).mean() / np.concatenate(b_runs).mean()
-    se_x = mean_se(c, len(x_runs), np.mean([r.size for r in x_runs]))
-    se_b = mean_se(c, len(b_runs), np.mean([r.size for r in b_runs]))
-    return abs(ratio) * se_x, abs(ratio) * se_b
+    iterations (mean_se) and its side's own components (the baseline's alone cells, the
+    concurrent cells), the ratio's interval on the log scale, t with Welch's degrees of freedom.
+    Returns (low, high, the RatioInterval, notes)."""
+    c_x, own_x = c.side(x_alone)
+    c_b, own_b = c.side(True)
+    if not (own_x and own_b):  # one estimate for both sides: the pooled one
+        c_x = c_b = c.pooled
+    r = ratio_interval(x_runs, b_runs, c_x, c_b)
+    notes = [
+        POOLED_SIDE.format(side=side) for side, own in (("comparison", own_x), ("baseline", own_b)) if not own
+    ]
+    low, high = (r.low - 1, r.high - 1) if higher else (1 - r.high, 1 - r.low)
+    return low, high, r, notes
 
 
 def ir_bootstrap_ci(
@@ -203,6 +237,8 @@ def interference_ratios(
             ci_level="",
             ir_se_own=np.nan,
             ir_se_baseline=np.nan,
+            df_own=np.nan,
+            df_baseline=np.nan,
             ci_df=np.nan,
             runs=len(xr),
             baseline_runs=len(br),
@@ -220,10 +256,13 @@ def interference_ratios(
         else:
             row["ir"] = ir_value(row["mean"], row["baseline_mean"], higher)
             if runs_measured(c) and min(x.size, b.size) >= 2:
-                low, high = ir_components_ci(xr, br, higher, c)
-                se_own, se_base = ir_standard_errors(xr, br, c)
-                row.update(ir_ci_low=low, ir_ci_high=high, ir_ci_method=f"variance_components_t{c.df_run}",
-                           ci_level=RUNS_LEVEL, ir_se_own=se_own, ir_se_baseline=se_base, ci_df=c.df_run)  # fmt: skip
+                low, high, r, notes = ir_components_ci(xr, br, higher, c, x_alone=case in ALONE)
+                # The SE in the comparison's own part and the baseline's, by the delta method
+                # (dIR = ±ratio·d log ratio): findings.inference reads the covariance of the IRs
+                # that share a baseline from it.
+                row.update(ir_ci_low=low, ir_ci_high=high, ir_ci_method=f"variance_components_t{r.df:.3g}",
+                           ci_level=RUNS_LEVEL, ir_se_own=r.ratio * r.se_x, ir_se_baseline=r.ratio * r.se_b,
+                           df_own=r.df_x, df_baseline=r.df_b, ci_df=r.df, reason=_join(notes))  # fmt: skip
             elif x.size < 2 or b.size < 2:
                 row["reason"] = f"fewer than 2 samples (n={x.size}, baseline_n={b.size}): no CI"
             else:

@@ -1,0 +1,152 @@
+"""How often the verdict rules err, by simulation of the pair study's own design, where the truth
+is known: samples drawn as this host gives them (runs of iterations, a run effect on top, the
+baseline measured apart), through the real statistics (interference_ratios) and the real
+findings code (cells, combinations, quantifiers). tests/test_verdict_calibration.py asserts
+the rates; scripts/bench_verdicts.py prints the tables with more repetitions.
+
+  coverage         how often the 95 % intervals of the cells, of their mean and of a contrast
+                   of two cases hold the true value (with the shared baseline in the mean's SE,
+                   and without it, as the rules had it)
+  quantifier_error how often "every", "most" and "some" give a verdict the truth contradicts,
+                   with every cell on the range's edge (the worst case for either error)
+  settle_promises  how many of the findings a settle factor promises are decided by its runs"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from interference.findings import claims
+from interference.findings.inference import RUNS, CellEstimate, linear, mean_of
+from interference.findings.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Band, Measure
+from interference.studies.pairs.findings.checks import ir_cell
+from interference.studies.pairs.statistics import interference_ratios
+
+COLUMNS = ["host", "runtime", "case", "target", "partner", "metric", "unit", "higher_is_better", "value",
+           "status", "in_overlap", "repetition", "iteration"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Design:
+    """The default's design and this host's noise (variance_components.tsv of the default: an
+    iteration CV of 7-10 %, a run share of about a fifth): iterations per run, Case 1's runs,
+    each concurrent cell's runs, the relative SD of an iteration and of a run's effect (of the
+    baseline's runs apart, where they differ)."""
+
+    iterations: int = 5
+    baseline_runs: int = 3
+    runs: int = 2
+    iteration_cv: float = 0.08
+    run_cv: float = 0.04
+    baseline_run_cv: float | None = None
+
+
+def samples(design: Design, true_irs: dict[tuple[str, str], float], rng) -> pd.DataFrame:
+    """Samples of one target (L) alone (Case 1) and beside partners: true_irs maps (case,
+    partner) to the true IR (higher is better: mean = baseline × (1 + IR))."""
+    rows = []
+
+    def cell(case, partner, mean, runs, run_cv):
+        for r in range(runs):
+            effect = 1 + run_cv * rng.standard_normal()
+            values = mean * effect * (1 + design.iteration_cv * rng.standard_normal(design.iterations))
+            rows.extend(("h", "docker", case, "L", partner, "gflops", "GFLOPS", True, x, "ok", True, r + 1, i + 1)
+                        for i, x in enumerate(values))  # fmt: skip
+
+    base_cv = design.run_cv if design.baseline_run_cv is None else design.baseline_run_cv
+    cell("1", "", 50.0, design.baseline_runs, base_cv)
+    for (case, partner), ir in true_irs.items():
+        cell(case, partner, 50.0 * (1 + ir), design.runs, design.run_cv)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def independent(c: CellEstimate) -> CellEstimate:
+    """The cell as the old rules took it: its SE alone, sharing nothing."""
+    return replace(c, se=c.sd, shared=(), own_df=c.df, group=None)
+
+
+def coverage(design: Design, k: int, reps: int, seed: int, spread: float = 0.0) -> dict[str, float]:
+    """Coverage of the 95 % intervals over `reps` simulated reruns with k partners in Cases 2 and
+    3a (true IRs -20 % in Case 2, -10 % in 3a, spread apart by `spread` per partner)."""
+    rng = np.random.default_rng(seed)
+    truth = {}
+    for j in range(k):
+        shift = spread * (j - (k - 1) / 2) / max(1, k - 1)
+        truth[("2", f"P{j}")] = -0.2 + shift
+        truth[("3a", f"P{j}")] = -0.1 + shift
+    hits = {"cell": 0, "mean": 0, "mean_independent": 0, "contrast": 0}
+    cells_seen = contrasts_seen = 0
+    true_mean = float(np.mean([v for (case, _), v in truth.items() if case == "2"]))
+    for _ in range(reps):
+        table = interference_ratios(samples(design, truth, rng))
+        cells = {(r["case"], r["partner"]): ir_cell(r) for _, r in table.iterrows()}
+        case2 = [cells[("2", f"P{j}")] for j in range(k)]
+        for key, c in cells.items():
+            hits["cell"] += c.low <= truth[key] <= c.high
+            cells_seen += 1
+        m, mi = mean_of(case2), mean_of([independent(c) for c in case2])
+        hits["mean"] += m.low <= true_mean <= m.high
+        hits["mean_independent"] += mi.low <= true_mean <= mi.high
+        for j in range(k):
+            d = linear([cells[("3a", f"P{j}")], cells[("2", f"P{j}")]], [1, -1], "3a - 2")
+            hits["contrast"] += d.low <= truth[("3a", f"P{j}")] - truth[("2", f"P{j}")] <= d.high
+            contrasts_seen += 1
+    return {"cell": hits["cell"] / cells_seen, "mean": hits["mean"] / reps,
+            "mean_independent": hits["mean_independent"] / reps, "contrast": hits["contrast"] / contrasts_seen}  # fmt: skip
+
+
+def _cell(rng, value: float, se: float, df: float, label: str) -> CellEstimate:
+    """A cell as its statistics would give it: the estimate ~ value + se·N(0, 1), its SE
+    estimated with df degrees of freedom."""
+    est = value + se * rng.standard_normal()
+    se_hat = se * math.sqrt(rng.chisquare(df) / df)
+    return CellEstimate(label, est, est - 2 * se_hat, est + 2 * se_hat, se_hat, df, RUNS)
+
+
+def quantifier_error(quantifier: str, n: int, side: str, reps: int, seed: int, df: float = 8.0) -> float:
+    """How often the quantifier's verdict is wrong with every cell's true value on the range's
+    edge: side "inside" puts the truth just inside (a refutation is wrong), "outside" just
+    outside (a confirmation is wrong). The range is "below -5 %"; cells have SE 0.03."""
+    rng = np.random.default_rng(seed)
+    band, se = Band.of({"below": -0.05}), 0.03
+    edge = -0.05
+    wrong = 0
+    for _ in range(reps):
+        cells = tuple(_cell(rng, edge, se, df, f"c{i}") for i in range(n))
+        m = Measure.of(mean_of(cells), "q", 10, cells=n, by_cell=cells)
+        verdict = claims.judge_claim(m, band, quantifier).verdict
+        wrong += verdict == (NOT_REPRODUCED if side == "inside" else REPRODUCED)
+    return wrong / reps
+
+
+def settle_promises(
+    values, reps: int, seed: int, max_factor: float, se: float = 0.03, df: float = 8.0
+) -> pd.DataFrame:
+    """Per true value of one cell against the range "below -5 %": how often an inconclusive
+    verdict promises a settle factor up to max_factor (steps/settle.py's MAX_FACTOR), and how
+    many of those promises its runs keep (the runs made kept, the new ones added: the estimate
+    pools both)."""
+    rng = np.random.default_rng(seed)
+    band = Band.of({"below": -0.05})
+    rows = []
+    for value in values:
+        promised = kept = 0
+        for _ in range(reps):
+            first = _cell(rng, value, se, df, "c")
+            j = claims.judge_claim(Measure.of(first, "q", 10), band, claims.MEAN)
+            if j.verdict != INCONCLUSIVE or not 1 <= j.settle_factor <= max_factor:
+                continue
+            promised += 1
+            f = j.settle_factor
+            new = value + se / math.sqrt(f - 1) * rng.standard_normal() if f > 1 else first.estimate
+            est = (first.estimate + (f - 1) * new) / f
+            df_after = df * f
+            se_after = se / math.sqrt(f) * math.sqrt(rng.chisquare(df_after) / df_after)
+            after = CellEstimate("c", est, est - 2 * se_after, est + 2 * se_after, se_after, df_after, RUNS)
+            kept += claims.judge_claim(Measure.of(after, "q", 10), band, claims.MEAN).verdict != INCONCLUSIVE
+        rows.append({"value": value, "reps": reps, "promised": promised, "kept": kept,
+                     "kept_share": kept / promised if promised else math.nan})  # fmt: skip
+    return pd.DataFrame(rows)
