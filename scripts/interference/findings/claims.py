@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 from interference.findings.inference import (
     ALPHA,
-    DECISION_CONFIDENCE,
     CellEstimate,
     p_inside,
     p_outside,
@@ -53,7 +52,6 @@ INSIDE, OUTSIDE, STRADDLES = "inside", "outside", "straddles"
 # (tests/test_verdict_calibration.py), 0.9 keeps about four in five of the promises made.
 ASSURANCE = 0.9
 NO_SETTLE = "an estimate lies too near the range's edge: no practical number of runs is likely to settle it"
-PERCENT = f"{DECISION_CONFIDENCE:.0%}".replace("%", " %")
 
 
 @dataclass(frozen=True)

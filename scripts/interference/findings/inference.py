@@ -63,12 +63,7 @@ class CellEstimate:
         """The standard error: given, else from the 95 % CI (t with df, normal when df is inf)."""
         if math.isfinite(self.se):
             return self.se
-        q = (
-            stats.t.ppf(0.5 + TABLE_CONFIDENCE / 2, self.df)
-            if math.isfinite(self.df)
-            else stats.norm.ppf(0.975)
-        )
-        return (self.high - self.low) / (2 * q)
+        return (self.high - self.low) / (2 * quantile(0.5 + TABLE_CONFIDENCE / 2, self.df))
 
     @property
     def own_var(self) -> float:
@@ -97,53 +92,49 @@ def weakest_level(cells: Sequence[CellEstimate]) -> str:
     return ITERATIONS if ITERATIONS in levels else ("" if "" in levels else RUNS)
 
 
+def satterthwaite(pieces) -> float:
+    """Welch and Satterthwaite's degrees of freedom of a sum of variance estimates, given as
+    (variance, df) pairs; inf when none has finite df."""
+    total = sum(v for v, _ in pieces)
+    denominator = sum(v * v / d for v, d in pieces if math.isfinite(d) and d > 0)
+    return total * total / denominator if denominator > 0 else math.inf
+
+
 def linear(cells: Sequence[CellEstimate], weights: Sequence[float], label: str) -> CellEstimate:
     """Σ wᵢ·cellᵢ with its standard error from the cells' covariance (see the module) and
     Satterthwaite's degrees of freedom; its interval is the table-level (95 %) t interval."""
     est = sum(w * c.estimate for c, w in zip(cells, weights))
-    # Variance pieces by the estimate they come from: (value, df) per group.
-    pieces: dict[Hashable, list[float]] = {}
-
-    def add(group, value, df):
-        p = pieces.setdefault(group, [0.0, df])
-        p[0] += value
-        p[1] = min(p[1], df)
-
+    # Variance pieces by the estimate they come from, (variance, df): the cells' own parts by
+    # group, the shared parts by source (their loadings summed first).
+    own: dict[Hashable, list[float]] = {}
     loadings: dict[Hashable, list[float]] = {}
     for i, (c, w) in enumerate(zip(cells, weights)):
-        group = c.group if c.group is not None else ("cell", i, c.label)
-        add(group, w * w * c.own_var, c.own_dof)
+        piece = own.setdefault(c.group if c.group is not None else ("cell", i, c.label), [0.0, c.own_dof])
+        piece[0] += w * w * c.own_var
+        piece[1] = min(piece[1], c.own_dof)
         for source, loading, df in c.shared:
             entry = loadings.setdefault(source, [0.0, df])
             entry[0] += w * loading
             entry[1] = min(entry[1], df)
-    for source, (total, df) in loadings.items():
-        add(("shared", source), total * total, df)
-    var = sum(v for v, _ in pieces.values())
-    denominator = sum(v * v / df for v, df in pieces.values() if math.isfinite(df) and df > 0)
-    df = var * var / denominator if denominator > 0 else math.inf
+    own_pieces = [(v, d) for v, d in own.values()]
+    pieces = own_pieces + [(t * t, d) for t, d in loadings.values()]
+    var = sum(v for v, _ in pieces)
     # Never more than the df of the largest piece: Satterthwaite's df alone is liberal where a
     # piece with 2-3 df dominates (the default's baseline: 3 runs), because the estimated
     # variance and its df err together (simulated: the mean of 9 cells covered 91 %; with this
     # floor 94 %, and 98 % at 2 cells: studies/pairs/findings/calibration.py).
-    largest = max(pieces.values(), key=lambda p: p[0]) if pieces else None
-    if largest is not None and largest[1] > 0:
-        df = min(df, largest[1])
+    df = satterthwaite(pieces)
+    largest_df = max(pieces, key=lambda p: p[0])[1] if pieces else math.inf
+    if largest_df > 0:
+        df = min(df, largest_df)
     se = math.sqrt(var)
     q = quantile(0.5 + TABLE_CONFIDENCE / 2, df)
-    shared = tuple((s, total, d) for s, (total, d) in loadings.items() if total)
+    # What the combination shares with other cells stays shared; the rest is its own.
+    shared = tuple((s, t, d) for s, (t, d) in loadings.items() if t)
     groups = {c.group for c in cells}
     group = groups.pop() if len(groups) == 1 else None
-    # What the combination shares with other cells stays shared; the rest is its own.
-    own_var = max(0.0, var - sum(t * t for _, t, _ in shared))
-    own_pieces = [
-        (v, d) for g, (v, d) in pieces.items() if not (isinstance(g, tuple) and g[:1] == ("shared",))
-    ]
-    own_den = sum(v * v / d for v, d in own_pieces if math.isfinite(d) and d > 0)
-    own_df = own_var * own_var / own_den if own_den > 0 else math.inf
-    return CellEstimate(
-        label, est, est - q * se, est + q * se, se, df, weakest_level(cells), shared, group, own_df
-    )
+    return CellEstimate(label, est, est - q * se, est + q * se, se, df, weakest_level(cells), shared, group,
+                        satterthwaite(own_pieces))  # fmt: skip
 
 
 def mean_of(cells: Sequence[CellEstimate], label: str = "mean") -> CellEstimate:
