@@ -41,11 +41,16 @@ def loop_command(
     ]
 
 
-def write_start_file(outdir: Path, window_s: float = 0) -> tuple[float, float]:
-    """Release the waiting loops: start START_MARGIN_S after now (every entity already runs, however
-    long its runtime took to start it: a VM's boot, a nested engine), end `window_s` later. In
-    milliseconds: the loop sleeps to the start and compares `date +%s.%N` with the end."""
-    start_at = round(time.time() + START_MARGIN_S, 3)
+def release_time() -> float:
+    """When loops released now start: START_MARGIN_S from now (every entity already runs, however
+    long its runtime took to start it: a VM's boot, a nested engine), in milliseconds."""
+    return round(time.time() + START_MARGIN_S, 3)
+
+
+def write_start_file(outdir: Path, window_s: float = 0, start_at: float | None = None) -> tuple[float, float]:
+    """Release the waiting loops: start at `start_at` (default release_time()), end `window_s`
+    later. The loop sleeps to the start and compares `date +%s.%N` with the end."""
+    start_at = release_time() if start_at is None else start_at
     end = start_at + window_s
     move_window_end(outdir, start_at, end)
     return start_at, end

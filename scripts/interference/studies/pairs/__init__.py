@@ -3,7 +3,7 @@ in pairs — two in one container (2), two containers without (3a) or with (3b) 
 the placement advice, triples in the same cases and in 2-3a (two share a container, one apart).
 
   run key   case<case>/<pair>, e.g. case1/L, case1u/L, case3b/L+S; case1-end/L: Case 1 again at the end
-  runner    execute.py (+ adaptive.py)   parser  parse.py       findings  findings/
+  runner    execute.py (+ adaptive.py, phases.py)   parser  parse.py   findings  findings/
   tables    statistics/ (tables.py names each table's function)   report  section.qmd (+ section/)"""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from interference.core.microservices import registry as microservices
 from interference.core.microservices import sizes_properties, unknown_in
 from interference.core.yaml_files import load_once
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
-from interference.studies.pairs import cases, duration, finding_needs, schemas
+from interference.studies.pairs import cases, duration, finding_needs, phases, schemas
 from interference.studies.pairs.records import PairKey
 
 HERE = Path(__file__).resolve().parent
@@ -143,6 +143,17 @@ class PairsStudy(Study):
                     f"window_s of Case {case} ({cfg['window_s'][case]}), the window it extends"
                 )
 
+        self._check_phases(cfg)
+
+    @staticmethod
+    def _check_phases(cfg: dict) -> None:
+        """A phased window is fixed before it opens: no adaptive rule may move it."""
+        if "phases" in cfg and "min_overlap_samples" in cfg.get("adaptive", {}):
+            raise StudyConfigError(
+                "keys studies.pairs.phases and studies.pairs.adaptive.min_overlap_samples exclude each other: "
+                "a phased window's schedule is fixed before it opens"
+            )
+
     @staticmethod
     def _check_bonnie(sizes: dict, memory: str) -> None:
         """The papers' rule for buffered I/O: Bonnie++'s data set is at least twice the
@@ -223,6 +234,9 @@ class PairsStudy(Study):
             out["window_s"] = cfg["window_s"][case]
             if "min_overlap_samples" in adaptive:
                 out["adaptive"] = {k: adaptive[k] for k in ("min_overlap_samples", "window_cap_s")}
+            if "phases" in cfg:  # the window its blocks of phases fill, in place of window_s
+                out["phases"] = phases.settings(cfg["phases"], out["sizes"])
+                out["window_s"] = phases.window_s(out["phases"], len(run.members))
         return out
 
     @staticmethod

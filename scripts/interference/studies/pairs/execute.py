@@ -9,7 +9,8 @@
 
 Cases 1 and 1u run `iterations` fresh containers one after another (or, with an adaptive rule, on to
 the precision asked for). Cases 2/3 start both members together and loop until the window closes
-(which an adaptive rule may move later: adaptive.py). A failing or hanging benchmark becomes a failed
+(which an adaptive rule may move later: adaptive.py), or, in the paired design, run in phases with
+and without their partners (phases.py). A failing or hanging benchmark becomes a failed
 iteration in meta.json; only an unusable engine fails the job. The generic runner
 (interference.steps.runner) takes the lock, removes what the run made and writes meta.json."""
 
@@ -24,12 +25,13 @@ from interference.core.loop import (
     loop_command,
     read_iterations,
     read_limits,
+    release_time,
     wait_for_release,
     write_start_file,
 )
 from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec
-from interference.studies.pairs import adaptive
+from interference.studies.pairs import adaptive, phases
 from interference.studies.pairs.cases import ALONE_CASES, image_for, layout, limits_for, mark_overlap
 from interference.studies.pairs.records import PairIteration, PairKey, PairMember, PairOverlap, PairResults
 
@@ -49,6 +51,7 @@ class CaseRun:
         self.network = None
         self.servers: dict[int, str] = {}
         self.stopping: dict | None = None  # what an adaptive rule decided (config adaptive)
+        self.schedule: dict | None = None  # the paired design's phases (config phases)
 
     # -- container specs -------------------------------------------------------------
     def member_dir(self, k: int) -> str:
@@ -59,6 +62,12 @@ class CaseRun:
         for i in ids:
             env.update(self.ms[i].container_env(self.s["sizes"][i]))
         return env
+
+    def phase_env(self, k: int) -> list[str]:
+        """`env PHASES=... PHASE_MEMBER=k` for member k's loop in the paired design (phases.py)."""
+        if not self.s.get("phases"):
+            return []
+        return ["env", f"PHASES={RESULTS_IN_CONTAINER}/{phases.PHASES_FILE}", f"PHASE_MEMBER={k + 1}"]
 
     def server_env(self, k: int) -> list[str]:
         """`env SERVER_HOST=...` for member k's loop when it measures against a server."""
@@ -149,6 +158,7 @@ class CaseRun:
         for container, image in zip(layout(case, len(self.members)), images):
             loops = [
                 self.server_env(k)
+                + self.phase_env(k)
                 + loop_command(self.members[k], self.member_dir(k), 1, start, "until", 0, timeout_s)
                 for k in container
             ]
@@ -167,7 +177,12 @@ class CaseRun:
             names.append(name)
         if self.s.get("hold") and not wait_for_release(self.outdir, timeout_s):
             self.ctx.events.append(f"held run not released within {timeout_s:g} s: went on")
-        start_at, deadline = write_start_file(self.outdir, self.s["window_s"])
+        window_s = self.s["window_s"]
+        if self.s.get("phases"):
+            window_s = self.write_phases(start_at := release_time(), window_s)
+            start_at, deadline = write_start_file(self.outdir, window_s, start_at)
+        else:
+            start_at, deadline = write_start_file(self.outdir, window_s)
         if self.s.get("adaptive"):
             dirs = [self.outdir / self.member_dir(k) for k in range(len(self.members))]
             self.stopping = adaptive.extend_window(
@@ -175,6 +190,27 @@ class CaseRun:
             )
             deadline = self.stopping.pop("end")
         self.ctx.wait_all(names, deadline + timeout_s + WAIT_MARGIN_S)
+
+    def write_phases(self, start_at: float, window_s: float) -> float:
+        """The run's phase schedule, written before the loops are released; returns the window
+        its whole blocks fill."""
+        cfg = self.s["phases"]
+        seed = int(self.ctx.run_id, 16)
+        n = len(self.members)
+        plan = phases.schedule(start_at, window_s, cfg["phase_s"], n, seed, cfg.get("switch", True))
+        phases.write(self.outdir, plan)
+        self.schedule = {"seed": seed, "switch": cfg.get("switch", True), "phase_s": cfg["phase_s"],
+                         "start": start_at, "window_s": window_s, "n_members": n}  # fmt: skip
+        return plan[-1].end - start_at
+
+    def label_phases(self, loops: list[list[dict]]) -> None:
+        """Each iteration's phase and block; only *with* iterations are the concurrent case's samples."""
+        sc = self.schedule
+        plan = phases.planned_kinds(sc["start"], sc["window_s"], sc["phase_s"], sc["n_members"], sc["seed"])
+        phases.label(loops, plan, sc["switch"])
+        for its in loops:
+            for it in its:
+                it["in_overlap"] = it["phase"] == phases.WITH
 
     # -- what meta.json gets -----------------------------------------------------------
     def results(self) -> dict:
@@ -189,6 +225,8 @@ class CaseRun:
         else:
             lo, hi = mark_overlap(loops)
             overlap = PairOverlap(lo, hi, self.s["window_s"])
+            if self.schedule:
+                self.label_phases(loops)
         members = tuple(
             PairMember(
                 member=k + 1,
@@ -210,7 +248,7 @@ class CaseRun:
             silent = [m.microservice for m in members if not m.iteration_records]
             n_failed += len(silent)
             self.ctx.events += [f"member {m} ran no iteration in the window" for m in silent]
-        return PairResults(members, overlap, self.stopping, len(its), n_failed).to_json()
+        return PairResults(members, overlap, self.stopping, len(its), n_failed, self.schedule).to_json()
 
 
 def execute(ctx) -> dict:

@@ -2,7 +2,8 @@
 
 Columns: host, runtime, case, target, partner, repetition, member, iteration, metric, value,
 unit, higher_is_better, start, end, in_overlap, status, own_cpu_cores (the CPUs' worth the
-member's container used over the iteration, as its loop read them from its cgroup). A failed iteration or an unusable
+member's container used over the iteration, as its loop read them from its cgroup), phase and
+block (the paired design's label, phases.py: with, without, mixed; empty without that design). A failed iteration or an unusable
 output becomes rows with an empty value and a status saying what went wrong, and a log line
 naming the file: never a silent number, never a crash of the whole parse."""
 
@@ -38,6 +39,8 @@ COLUMNS = [
     "in_overlap",
     "status",
     "own_cpu_cores",
+    "phase",
+    "block",
 ]
 log = logging.getLogger("parse")
 
@@ -76,6 +79,8 @@ def parse(meta: dict, raw_dir: Path) -> pd.DataFrame:
                         end=it.end,
                         in_overlap=it.in_overlap,
                         own_cpu_cores=it.own_cpu_cores,
+                        phase=it.phase,
+                        block=it.block,
                     )
                 )
     return pd.DataFrame(rows, columns=COLUMNS)

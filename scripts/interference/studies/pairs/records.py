@@ -83,9 +83,14 @@ class PairIteration:
     in_overlap: bool
     # CPUs' worth its container used (from its cgroup); None where the loop could not read it.
     own_cpu_cores: float | None = None
+    # The paired design (phases.py): with, without or mixed, and its block; "" and 0 otherwise.
+    phase: str = ""
+    block: int = 0
 
     def to_json(self) -> dict:
         own = {} if self.own_cpu_cores is None else {"own_cpu_cores": self.own_cpu_cores}
+        if self.phase:
+            own |= {"phase": self.phase, "block": self.block}
         return own | {
             "iteration": self.iteration,
             "start": self.start,
@@ -111,6 +116,8 @@ class PairIteration:
             stderr=field_of(d, where, "stderr", str),
             in_overlap=field_of(d, where, "in_overlap", bool),
             own_cpu_cores=field_of(d, where, "own_cpu_cores", (*NUMBER, type(None)), default=None),
+            phase=field_of(d, where, "phase", str, default=""),
+            block=field_of(d, where, "block", int, default=0),
         )
 
 
@@ -190,6 +197,8 @@ class PairResults:
     stopping: dict | None = None
     n_iterations: int | None = None
     n_failed: int | None = None
+    # The paired design's schedule (phases.py): seed, switch and each phase; None without it.
+    phases: dict | None = None
 
     @property
     def iteration_records(self) -> list[PairIteration]:
@@ -202,6 +211,7 @@ class PairResults:
             "stopping": self.stopping,
             "n_iterations": self.n_iterations,
             "n_failed": self.n_failed,
+            **({"phases": self.phases} if self.phases else {}),
         }
 
     @classmethod
@@ -215,4 +225,5 @@ class PairResults:
             stopping=field_of(meta, where, "stopping", (dict, type(None)), default=None),
             n_iterations=field_of(meta, where, "n_iterations", (int, type(None)), default=None),
             n_failed=field_of(meta, where, "n_failed", (int, type(None)), default=None),
+            phases=field_of(meta, where, "phases", (dict, type(None)), default=None),
         )

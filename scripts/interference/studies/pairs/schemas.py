@@ -66,6 +66,12 @@ INTERFERENCE = TableSchema(
     ci_df=NUMBER,
     runs=INTEGER,
     baseline_runs=INTEGER,
+    # The paired design (statistics/paired.py): the IR of the separate Case 1 runs kept beside
+    # the paired one, and the blocks it had; empty without that design.
+    ir_unpaired=NUMBER,
+    ir_unpaired_ci_low=NUMBER,
+    ir_unpaired_ci_high=NUMBER,
+    blocks=NUMBER,
     reason=TEXT,
 )
 # df is a float: statsmodels' degrees of freedom (and k - 1 of a Kruskal-Wallis row).

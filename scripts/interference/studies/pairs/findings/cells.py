@@ -11,13 +11,14 @@ from interference.core.groups import OF_A_TRIPLE
 from interference.findings.verdict import MIN_SAMPLES, NOT_RUN, Skip
 from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
 from interference.studies.pairs.statistics import ITERATIONS_LEVEL, RUNS_LEVEL
+from interference.studies.pairs.statistics.paired import BLOCKS_PAIRED, RUNS_PAIRED
 
 CELL = ["host", "runtime", "case", "target", "partner", "metric"]
 # Microservices the papers did not pair (the CPU-spinning control, config/control.yaml): in a
 # finding's cells only where its args name them.
 CONTROLS = ("P",)
 # interference.tsv's ci_level values, the weakest first.
-LEVEL_ORDER = ["", ITERATIONS_LEVEL, RUNS_LEVEL]
+LEVEL_ORDER = ["", ITERATIONS_LEVEL, BLOCKS_PAIRED, RUNS_LEVEL, RUNS_PAIRED]
 
 
 def weakest(levels) -> str:

@@ -24,8 +24,10 @@ from interference.studies.pairs.findings.cells import _label, _missing, _n, _num
 from interference.studies.pairs.findings.evidence import explain
 from interference.studies.pairs.findings.paper_values import _published_mean
 from interference.studies.pairs.statistics import ITERATIONS_LEVEL, RUNS_LEVEL
+from interference.studies.pairs.statistics.paired import BLOCKS_PAIRED, RUNS_PAIRED
 
-LEVELS = {RUNS_LEVEL: RUNS, ITERATIONS_LEVEL: ITERATIONS}
+# The paired design's blocks lie inside one run: they cover no variation between runs.
+LEVELS = {RUNS_LEVEL: RUNS, RUNS_PAIRED: RUNS, ITERATIONS_LEVEL: ITERATIONS, BLOCKS_PAIRED: ITERATIONS}
 
 
 def _finite(x) -> bool:

@@ -27,7 +27,8 @@ from interference.stats.descriptive import valid as _valid
 from interference.stats.resampling import relative_change, relative_change_ci
 from interference.stats.variance_components import Components, nested, ratio_interval
 from interference.studies.pairs import schemas
-from interference.studies.pairs.cases import ALONE_CASES, CONCURRENT_CASES, END
+from interference.studies.pairs.cases import ALONE_CASES, CONCURRENT_CASES, END, UNLIMITED
+from interference.studies.pairs.statistics import paired
 
 BASELINE = "1"
 GROUP = schemas.GROUP.columns
@@ -82,6 +83,9 @@ def _prepare(samples: pd.DataFrame) -> pd.DataFrame:
     df = prepare(samples, GROUP)
     if "repetition" not in df:  # samples written without it are of one run
         df["repetition"] = 1
+    if "phase" not in df:  # written before the paired design (phases.py)
+        df["phase"], df["block"] = "", 0
+    df["phase"] = df["phase"].fillna("").astype(str)
     return df
 
 
@@ -242,6 +246,10 @@ def interference_ratios(
             ci_df=np.nan,
             runs=len(xr),
             baseline_runs=len(br),
+            ir_unpaired=np.nan,
+            ir_unpaired_ci_low=np.nan,
+            ir_unpaired_ci_high=np.nan,
+            blocks=np.nan,
             reason="",
         )
         c = comps.get(bkey)
@@ -276,4 +284,24 @@ def interference_ratios(
         row.update(
             ir_ci_low=lo, ir_ci_high=hi, ir_ci_method=method, ci_level=ITERATIONS_LEVEL, reason=_join(notes)
         )
+    _pair_within_runs(df, rows)
     return pd.DataFrame(rows, columns=INTERFERENCE_COLUMNS)
+
+
+def _pair_within_runs(df: pd.DataFrame, rows: list[dict]) -> None:
+    """Where the runs switched the partner on and off (phases.py), each cell's IR becomes the
+    paired one (paired.py), the separate runs' IR kept beside it."""
+    effects = paired.partner_effects(df[~df["_failed"]])
+    if not effects:
+        return
+    limits = {
+        tuple(r[c] for c in BASE_KEY): r
+        for r in rows
+        if r["case"] == UNLIMITED and r["ci_level"] == RUNS_LEVEL
+    }
+    for row in rows:
+        effect = effects.get(tuple(row[c] for c in GROUP))
+        if effect is not None:
+            row.update(
+                paired.paired_row(row, effect, limits.get(tuple(row[c] for c in BASE_KEY)), CONFIDENCE)
+            )

@@ -36,7 +36,9 @@ def summary(inputs, jobs):
 
 
 def interference(inputs, jobs):
-    return _interference_ratios(_study_samples(inputs), jobs=jobs)
+    # Case 1u enters only as the limit's effect of the paired IRs (paired.py): not a row.
+    out = _interference_ratios(_study_samples(inputs, with_unlimited=True), jobs=jobs)
+    return out[out["case"] != cases.UNLIMITED].reset_index(drop=True)
 
 
 def anova(inputs, jobs):
