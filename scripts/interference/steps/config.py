@@ -223,7 +223,17 @@ def _with_includes(config: dict, source: str) -> dict:
             raise ConfigError(
                 f"{source} is invalid, {NOTHING_RAN}: include names {name!r}, which is no file here."
             )
-        other = read_yaml(path) or {}
+        try:
+            other = read_yaml(path) or {}
+        except Exception as e:  # a file that is not YAML at all: named, not a traceback
+            raise ConfigError(
+                f"{source} is invalid, {NOTHING_RAN}: include names {name}, which is no YAML: {e}"
+            ) from e
+        if not isinstance(other, dict) or not isinstance(other.get("studies", {}), dict):
+            raise ConfigError(
+                f"{source} is invalid, {NOTHING_RAN}: include names {name}, which is no config "
+                "(a mapping with studies: and runtimes:)."
+            )
         if other.get("include"):
             raise ConfigError(
                 f"{source} is invalid, {NOTHING_RAN}: {name} includes others; include only plain configs."
