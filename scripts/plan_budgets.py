@@ -35,7 +35,10 @@ def least(cfg: dict) -> dict:
         "repetitions": dict.fromkeys(cases.CASES, LEAST_RUNS),
         "drift_check": False,
     }
-    pairs["adaptive"] = {**pairs.get("adaptive", {}), "min_overlap_samples": LEAST_OVERLAP_SAMPLES}
+    if "phases" in pairs:  # the paired design: one block of the fewest iterations a phase
+        pairs["phases"] = {**pairs["phases"], "blocks": 1, "iterations": LEAST_OVERLAP_SAMPLES}
+    else:
+        pairs["adaptive"] = {**pairs.get("adaptive", {}), "min_overlap_samples": LEAST_OVERLAP_SAMPLES}
     return {**cfg, "studies": {**cfg["studies"], "pairs": pairs}}
 
 
@@ -55,7 +58,7 @@ def main() -> None:
     scale = said.factor
     seconds = lambda c: model_seconds(c, scale)
     print(estimate.scale_words(said))
-    every = plan.expand({**cfg, "budget_min": None}, seconds, scale, None)
+    every = plan.expand({**cfg, "budget_min": None}, seconds, None)
     testable = every["findings_plan"]["planned"]
     print(
         f"every testable finding ({len(testable)}): {(seconds(every) + plan.FIXED_S) / 60:.1f} min by the models"
@@ -64,7 +67,7 @@ def main() -> None:
         alone = {**every, "studies": {name: part}}
         print(f"  {name:10s} {seconds(alone) / 60:6.1f} min")
     for budget in a.budgets:
-        record = plan.expand({**cfg, "budget_min": budget}, seconds, scale, None)["findings_plan"]
+        record = plan.expand({**cfg, "budget_min": budget}, seconds, None)["findings_plan"]
         cheapest = sorted(record["over_budget"].items(), key=lambda kv: kv[1])[:3]
         nxt = ", ".join(f"{k} +{v:.1f} min" for k, v in cheapest) or "none"
         print(

@@ -167,7 +167,7 @@ def test_the_findings_section_says_what_the_plan_ran_and_left_out():
 
 def test_the_least_settings_price_the_pair_study_below_the_defaults_and_leave_the_rest():
     """scripts/plan_budgets.py --least (the floor docs/planning.md quotes): two runs every cell,
-    two samples a window, no drift check; the other studies and the pair study's sizes as they
+    one block of phases of two iterations, no drift check; the other studies and the pair study's sizes as they
     were, and every finding's runs cheaper than at the default's settings."""
     import importlib.util
     from pathlib import Path
@@ -182,14 +182,27 @@ def test_the_least_settings_price_the_pair_study_below_the_defaults_and_leave_th
     low = budgets.least(cfg)
     pairs = low["studies"]["pairs"]
     assert set(pairs["repetitions"].values()) == {2} and pairs["drift_check"] is False
-    assert pairs["adaptive"] == {**cfg["studies"]["pairs"]["adaptive"], "min_overlap_samples": 2}
+    assert pairs["phases"] == {**cfg["studies"]["pairs"]["phases"], "blocks": 1, "iterations": 2}
     assert pairs["sizes"] == cfg["studies"]["pairs"]["sizes"]
     assert cfg["studies"]["pairs"]["repetitions"]["1"] == 3  # the config itself is left as it was
 
     def every_finding(c):
-        return plan.expand({**c, "budget_min": None}, lambda x: config_module.model_seconds(x), 1.0)
+        return plan.expand({**c, "budget_min": None}, lambda x: config_module.model_seconds(x))
 
     full, floor = every_finding(cfg), every_finding(low)
     assert full["findings_plan"]["planned"] == floor["findings_plan"]["planned"]
     assert config_module.model_seconds(floor) < config_module.model_seconds(full)
     assert floor["studies"]["creation"] == full["studies"]["creation"]
+
+
+def test_a_plan_made_once_stays_for_the_same_config_when_the_host_s_models_change(tmp_path):
+    """After more runs this host's scale changes; re-planning then dropped findings whose runs
+    were on disk (issue 52). The cached plan of the same config and budget is kept."""
+    cfg = {"findings": ["000-*"], "budget_min": 20, "runtimes": ["docker"], "studies": {}}
+    first = plan.expand(cfg, lambda c: config_module.model_seconds(c), tmp_path)["findings_plan"]
+    slower = plan.expand(cfg, lambda c: 3 * config_module.model_seconds(c), tmp_path)["findings_plan"]
+    fresh = plan.expand(cfg, lambda c: 3 * config_module.model_seconds(c), tmp_path / "none")["findings_plan"]
+    assert first["planned"] and slower["planned"] == first["planned"]
+    assert len(fresh["planned"]) < len(first["planned"])  # the models alone would have dropped some
+    more = plan.expand({**cfg, "budget_min": 25}, lambda c: config_module.model_seconds(c), tmp_path)
+    assert len(more["findings_plan"]["planned"]) >= len(first["planned"])  # another budget: planned again

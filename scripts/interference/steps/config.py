@@ -259,7 +259,6 @@ def _with_findings(config: dict, source: str) -> dict:
         out = plan.expand(
             config,
             lambda c: model_seconds(c, scale.factor),
-            scale.factor,
             Path("results") / "plan" if budget else None,
             scale_said=estimate.scale_words(scale) if budget else None,
         )

@@ -200,22 +200,24 @@ def fit(base: dict, needs: dict[str, Need], seconds: Callable[[dict], float], bu
     return plan
 
 
-def plan_key(config: dict, scale: float, entries: list[dict], budget: float | None) -> str:
-    text = json.dumps([config, round(scale, 2), entries, budget], sort_keys=True, default=str)
+def plan_key(config: dict, entries: list[dict], budget: float | None) -> str:
+    """The plan's cache key: the config, the catalogue's entries and the budget, not the host's
+    scale. A plan made once stays for the same config: as this host's history grows its models
+    change, and a re-plan would drop findings whose runs are on disk (issue 52)."""
+    text = json.dumps([config, entries, budget], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def expand(
     config: dict,
     seconds: Callable[[dict], float] | None = None,
-    scale: float = 1.0,
     cache_dir: Path | None = None,
     path: Path = CATALOGUE,
     scale_said: str | None = None,
 ) -> dict:
     """The config with its findings' runs added (and `findings_plan` recorded); `seconds` gives
-    a config's model seconds on this host (needed with budget_min), `scale` its factor (part of
-    the cache's key), `scale_said` where the factor came from (recorded with the plan)."""
+    a config's model seconds on this host (needed with budget_min), `scale_said` how the models
+    were scaled to it (recorded with the plan; a cached plan keeps its own)."""
     entries = select(catalogue(path), config.get("findings") or [])
     base = {k: v for k, v in config.items() if k not in ("findings", "budget_min", "findings_plan")}
     # Extra runs that settle.py adds do not change which findings are planned (nor the cache).
@@ -236,11 +238,11 @@ def expand(
     if budget is None or not needs:
         plan.planned = list(needs)
     else:
-        cached = cache_dir / f"{plan_key(base, scale, entries, budget)}.json" if cache_dir else None
+        cached = cache_dir / f"{plan_key(base, entries, budget)}.json" if cache_dir else None
         if cached and cached.exists():
             record = json.loads(cached.read_text())
             plan.planned, plan.over_budget = record["planned"], record["over_budget"]
-            plan.planned_min = record["planned_min"]
+            plan.planned_min, plan.scale = record["planned_min"], record.get("scale", plan.scale)
         else:
             left = budget * 60 - FIXED_S
             fitted = fit(base, needs, seconds, left)
