@@ -20,8 +20,9 @@ from interference.core.table_schema import INTEGER, RUN_IDENTITY, RUN_MEMBER, Ta
 
 # Both tables' rows in the order of their runs: by identity, the run's id aside.
 RUN_ORDER = [c for c in RUN_IDENTITY.columns if c != "run_id"]
-# The whole-number columns of runs.tsv, the generic ones and the pair study's.
-WHOLE_NUMBERS = ("n_iterations", "n_failed", "repetition", "iterations_requested", "window_s", "n_in_overlap",
+# The whole-number columns of runs.tsv, the generic ones and the pair study's (not window_s: a
+# phased run's window is its phases', in tenths of a second).
+WHOLE_NUMBERS = ("n_iterations", "n_failed", "repetition", "iterations_requested", "n_in_overlap",
                  "iteration_timeout_s")  # fmt: skip
 
 
