@@ -167,7 +167,7 @@ def test_the_findings_section_says_what_the_plan_ran_and_left_out():
 
 def test_the_least_settings_price_the_pair_study_below_the_defaults_and_leave_the_rest():
     """scripts/plan_budgets.py --least (the floor docs/planning.md quotes): two runs every cell,
-    one block of phases of two iterations, no drift check; the other studies and the pair study's sizes as they
+    two samples a window (or one block of phases of two iterations), no drift check; the other studies and the pair study's sizes as they
     were, and every finding's runs cheaper than at the default's settings."""
     import importlib.util
     from pathlib import Path
@@ -182,7 +182,9 @@ def test_the_least_settings_price_the_pair_study_below_the_defaults_and_leave_th
     low = budgets.least(cfg)
     pairs = low["studies"]["pairs"]
     assert set(pairs["repetitions"].values()) == {2} and pairs["drift_check"] is False
-    assert pairs["phases"] == {**cfg["studies"]["pairs"]["phases"], "blocks": 1, "iterations": 2}
+    assert pairs["adaptive"] == {**cfg["studies"]["pairs"]["adaptive"], "min_overlap_samples": 2}
+    phased = {**cfg, "studies": {**cfg["studies"], "pairs": {**cfg["studies"]["pairs"], "phases": {"blocks": 2}}}}
+    assert budgets.least(phased)["studies"]["pairs"]["phases"] == {"blocks": 1, "iterations": 2}
     assert pairs["sizes"] == cfg["studies"]["pairs"]["sizes"]
     assert cfg["studies"]["pairs"]["repetitions"]["1"] == 3  # the config itself is left as it was
 

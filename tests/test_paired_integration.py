@@ -39,6 +39,7 @@ def config(**phases) -> dict:
 def switched(tmp_path_factory):
     wd = tmp_path_factory.mktemp("paired")
     run_report(wd, config(), target="results/stats/pairs/interference.tsv")
+    run_report(wd, config(), target="results/stats/pairs/runs.tsv")  # the runs' table reads a phased window
     return wd
 
 
@@ -77,6 +78,8 @@ def test_the_ir_is_the_paired_one_over_runs(switched):
     assert (t["ir_se_baseline"] == 0).all()  # in Case 3b the without phases are Case 1
     s = pd.read_csv(switched / "results/parsed/pairs/samples.tsv", sep="\t")
     assert set(s["phase"]) <= {"with", "without", "mixed"} and (s["block"][s["phase"] != "mixed"] > 0).all()
+    runs = pd.read_csv(switched / "results/stats/pairs/runs.tsv", sep="\t")
+    assert (runs["window_s"] == pytest.approx(2 * 3 * 1.0)).all()  # 2 blocks of 3 phases of min_phase_s
     assert nothing_left() == []
 
 
