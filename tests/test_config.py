@@ -219,7 +219,9 @@ def test_a_config_includes_others_and_their_runs_stay_the_same_runs():
         validate({"include": ["config/none.yaml"], "studies": {}}, machine=False)
 
 
-@pytest.mark.parametrize("text", ["root:x:0:0:root:/root:/bin/bash\n", "- a\n- b\n", "studies: [pairs]\n", "a: [\n"])
+@pytest.mark.parametrize(
+    "text", ["root:x:0:0:root:/root:/bin/bash\n", "- a\n- b\n", "studies: [pairs]\n", "a: [\n"]
+)
 def test_an_included_file_that_is_no_config_is_named(tmp_path, text):
     other = tmp_path / "passwd"
     other.write_text(text)

@@ -183,7 +183,10 @@ def test_the_least_settings_price_the_pair_study_below_the_defaults_and_leave_th
     pairs = low["studies"]["pairs"]
     assert set(pairs["repetitions"].values()) == {2} and pairs["drift_check"] is False
     assert pairs["adaptive"] == {**cfg["studies"]["pairs"]["adaptive"], "min_overlap_samples": 2}
-    phased = {**cfg, "studies": {**cfg["studies"], "pairs": {**cfg["studies"]["pairs"], "phases": {"blocks": 2}}}}
+    phased = {
+        **cfg,
+        "studies": {**cfg["studies"], "pairs": {**cfg["studies"]["pairs"], "phases": {"blocks": 2}}},
+    }
     assert budgets.least(phased)["studies"]["pairs"]["phases"] == {"blocks": 1, "iterations": 2}
     assert pairs["sizes"] == cfg["studies"]["pairs"]["sizes"]
     assert cfg["studies"]["pairs"]["repetitions"]["1"] == 3  # the config itself is left as it was

@@ -20,9 +20,9 @@ from interference.core.table_schema import INTEGER, RUN_IDENTITY, RUN_MEMBER, Ta
 
 # Both tables' rows in the order of their runs: by identity, the run's id aside.
 RUN_ORDER = [c for c in RUN_IDENTITY.columns if c != "run_id"]
-# The whole-number columns of runs.tsv, the generic ones and the pair study's (not window_s: a
-# phased run's window is its phases', in tenths of a second).
-WHOLE_NUMBERS = ("n_iterations", "n_failed", "repetition", "iterations_requested", "n_in_overlap",
+# The whole-number columns of runs.tsv, the generic ones and the pair study's (window_s only
+# where every run's is whole: a phased run's window is its phases', in tenths of a second).
+WHOLE_NUMBERS = ("n_iterations", "n_failed", "repetition", "iterations_requested", "window_s", "n_in_overlap",
                  "iteration_timeout_s")  # fmt: skip
 
 
@@ -65,7 +65,8 @@ def runs_table(metas: list[Path]) -> pd.DataFrame:
     # Whole numbers stay whole where some runs have none (pandas would make them floats).
     for c in WHOLE_NUMBERS:
         if c in df:
-            df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
+            v = pd.to_numeric(df[c], errors="coerce")
+            df[c] = v.astype("Int64") if (v.dropna() % 1 == 0).all() else v
     return df.reset_index(drop=True)
 
 
