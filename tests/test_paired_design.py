@@ -30,11 +30,13 @@ def test_every_block_has_one_phase_with_everyone_and_one_alone_per_member_in_a_s
     assert phases.schedule(100.0, 24, 2, 2, seed=7) == plan != phases.schedule(100.0, 24, 2, 2, seed=8)
 
 
-def test_without_switching_nobody_is_held_but_the_kinds_are_the_same():
+def test_without_switching_nobody_is_held_but_the_kinds_are_the_same(tmp_path):
     held = phases.schedule(0.0, 12, 1, 3, seed=3)
-    aa = phases.schedule(0.0, 12, 1, 3, seed=3, switch=False)
-    assert all(p.active == (1, 2, 3) for p in aa)
-    assert [p.start for p in aa] == [p.start for p in held]
+    phases.write(tmp_path, held, switch=False)
+    aa = [line.split() for line in (tmp_path / phases.PHASES_FILE).read_text().splitlines()]
+    assert all(active == ",1,2,3," for _, _, active in aa)
+    assert [float(start) for start, _, _ in aa] == [p.start for p in held]
+    assert {p.active for p in held} == {(1, 2, 3), (1,), (2,), (3,)}
 
 
 def _its(*spans):
@@ -64,7 +66,7 @@ def test_a_partner_that_paused_longer_than_its_loop_s_own_overhead_makes_an_iter
 
 
 def test_the_a_a_design_labels_by_the_plan_alone():
-    plan = phases.planned_kinds(0.0, 6, 1, 2, seed=1)
+    plan = phases.schedule(0.0, 6, 1, 2, seed=1)
     target = [{"start": p.start + 0.1, "end": p.end - 0.1} for p in plan]
     partner = [{"start": p.start, "end": p.end} for p in plan]  # runs throughout
     phases.label([target, partner], plan, switch=False)

@@ -51,7 +51,8 @@ class CaseRun:
         self.network = None
         self.servers: dict[int, str] = {}
         self.stopping: dict | None = None  # what an adaptive rule decided (config adaptive)
-        self.schedule: dict | None = None  # the paired design's phases (config phases)
+        self.schedule: dict | None = None  # the paired design's schedule, for meta.json (config phases)
+        self.plan: list[phases.Phase] = []  # its phases
 
     # -- container specs -------------------------------------------------------------
     def member_dir(self, k: int) -> str:
@@ -195,19 +196,16 @@ class CaseRun:
         """The run's phase schedule, written before the loops are released; returns the window
         its whole blocks fill."""
         cfg = self.s["phases"]
-        seed = int(self.ctx.run_id, 16)
-        n = len(self.members)
-        plan = phases.schedule(start_at, window_s, cfg["phase_s"], n, seed, cfg.get("switch", True))
-        phases.write(self.outdir, plan)
-        self.schedule = {"seed": seed, "switch": cfg.get("switch", True), "phase_s": cfg["phase_s"],
-                         "start": start_at, "window_s": window_s, "n_members": n}  # fmt: skip
-        return plan[-1].end - start_at
+        seed, n, switch = int(self.ctx.run_id, 16), len(self.members), cfg.get("switch", True)
+        self.plan = phases.schedule(start_at, window_s, cfg["phase_s"], n, seed)
+        phases.write(self.outdir, self.plan, switch)
+        self.schedule = {"seed": seed, "switch": switch, "phase_s": cfg["phase_s"], "start": start_at,
+                         "window_s": window_s, "n_members": n}  # fmt: skip
+        return self.plan[-1].end - start_at
 
     def label_phases(self, loops: list[list[dict]]) -> None:
         """Each iteration's phase and block; only *with* iterations are the concurrent case's samples."""
-        sc = self.schedule
-        plan = phases.planned_kinds(sc["start"], sc["window_s"], sc["phase_s"], sc["n_members"], sc["seed"])
-        phases.label(loops, plan, sc["switch"])
+        phases.label(loops, self.plan, self.schedule["switch"])
         for its in loops:
             for it in its:
                 it["in_overlap"] = it["phase"] == phases.WITH

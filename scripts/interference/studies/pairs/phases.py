@@ -40,9 +40,6 @@ class Phase:
     def line(self) -> str:
         return f"{self.start:.3f} {self.end:.3f} ,{','.join(map(str, self.active))},"
 
-    def to_json(self) -> dict:
-        return {"block": self.block, "start": self.start, "end": self.end, "active": list(self.active)}
-
 
 def settings(cfg: dict, sizes: dict[str, dict]) -> dict:
     """A run's phase settings from the config's `phases` and its members' sizes: a phase holds
@@ -64,30 +61,27 @@ def blocks(window_s: float, phase_s: float, n_members: int) -> int:
     return int(round(window_s / (phase_s * (n_members + 1)), 6))
 
 
-def schedule(start: float, window_s: float, phase_s: float, n_members: int, seed: int,
-             switch: bool = True) -> list[Phase]:  # fmt: skip
+def schedule(start: float, window_s: float, phase_s: float, n_members: int, seed: int) -> list[Phase]:
     """The run's phases from `start`: whole blocks, each in its own random order (from `seed`, the
-    run's, so that meta.json's schedule can be made again). Without `switch` every phase keeps
-    everyone active (the A/A test); the phase kinds are still drawn, for the labels."""
+    run's, so that meta.json's schedule can be made again)."""
     rng = random.Random(seed)
     everyone = tuple(range(1, n_members + 1))
     kinds = [everyone] + [(k,) for k in everyone]
     out, t = [], start
     for b in range(1, blocks(window_s, phase_s, n_members) + 1):
         for kind in rng.sample(kinds, len(kinds)):
-            out.append(Phase(b, round(t, 3), round(t + phase_s, 3), kind if switch else everyone))
+            out.append(Phase(b, round(t, 3), round(t + phase_s, 3), kind))
             t += phase_s
     return out
 
 
-def planned_kinds(start: float, window_s: float, phase_s: float, n_members: int, seed: int) -> list[Phase]:
-    """The schedule's phases as drawn (who would run), whether or not they switch anything."""
-    return schedule(start, window_s, phase_s, n_members, seed, switch=True)
-
-
-def write(outdir: Path, phases: list[Phase]) -> None:
+def write(outdir: Path, plan: list[Phase], switch: bool = True) -> None:
+    """The schedule the loops read. Without `switch` (the A/A test) every phase keeps everyone
+    active: nobody is held, and the plan's kinds serve only the labels."""
+    everyone = tuple(sorted({k for p in plan for k in p.active}))
+    lines = [(p if switch else Phase(p.block, p.start, p.end, everyone)).line() for p in plan]
     tmp = outdir / f"{PHASES_FILE}.tmp"
-    tmp.write_text("".join(p.line() + "\n" for p in phases))
+    tmp.write_text("".join(line + "\n" for line in lines))
     tmp.rename(outdir / PHASES_FILE)  # appears whole
 
 

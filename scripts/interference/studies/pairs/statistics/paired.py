@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from interference.stats.variance_components import welch_df
 from interference.studies.pairs.cases import UNLIMITED_CASES
 
 WITH, WITHOUT = "with", "without"
@@ -103,15 +104,13 @@ def ir_to_ratio(ir: float, higher_is_better: bool) -> float:
     return 1 + ir if higher_is_better else 1 - ir
 
 
-def log_se_of_row(row: dict, confidence: float) -> tuple[float, float]:
-    """(log-ratio estimate, its SE) of an interference.tsv row from its IR and runs-level CI
-    (symmetric on the log scale: ratio_interval's)."""
-    h = bool(row["higher_is_better"])
-    lo, hi = sorted(ir_to_ratio(row[c], h) for c in ("ir_ci_low", "ir_ci_high"))
-    if not (lo > 0 and math.isfinite(row["ci_df"])):
+def log_se_of_row(row: dict) -> tuple[float, float]:
+    """(log-ratio estimate, its SE) of an interference.tsv row: its IR's SE parts are the ratio
+    times the log ratio's (delta method), whichever way the metric points."""
+    ratio = ir_to_ratio(row["ir"], bool(row["higher_is_better"]))
+    if not ratio > 0:
         return math.nan, math.nan
-    t = stats.t.ppf(0.5 + confidence / 2, row["ci_df"])
-    return math.log(ir_to_ratio(row["ir"], h)), (math.log(hi) - math.log(lo)) / (2 * t)
+    return math.log(ratio), math.hypot(row["ir_se_own"], row["ir_se_baseline"]) / ratio
 
 
 def paired_row(row: dict, effect: Paired, limit: dict | None, confidence: float) -> dict:
@@ -124,7 +123,7 @@ def paired_row(row: dict, effect: Paired, limit: dict | None, confidence: float)
     g, se_own, df_own = effect.log_ratio, effect.se, effect.df
     se_base, df_base, notes = 0.0, math.nan, []
     if row["case"] in UNLIMITED_CASES:
-        lg, lse = log_se_of_row(limit, confidence) if limit is not None else (math.nan, math.nan)
+        lg, lse = log_se_of_row(limit) if limit is not None else (math.nan, math.nan)
         if not math.isfinite(lse):
             return {
                 **out,
@@ -137,7 +136,7 @@ def paired_row(row: dict, effect: Paired, limit: dict | None, confidence: float)
     if not math.isfinite(se_own):
         return {**out, "reason": _with(row, "paired: too few runs or blocks for an interval")}
     se = math.hypot(se_own, se_base)
-    df = se**4 / (se_own**4 / df_own + (se_base**4 / df_base if se_base > 0 else 0.0))
+    df = welch_df(se_own**2, df_own, se_base**2, df_base)
     df = min(df, max(df_own, df_base if se_base > 0 else 0))  # never above its largest piece's
     t = stats.t.ppf(0.5 + confidence / 2, df)
     ratio = math.exp(g)
