@@ -10,6 +10,7 @@ import tarfile
 import numpy as np
 import pandas as pd
 import pytest
+from interference.stores import tarballs
 from interference.paper import changes_section
 from interference.paper.document import Document
 from interference.stats.descriptive import describe
@@ -94,7 +95,7 @@ def test_a_corrupt_or_partial_session_is_refused(tmp_path):
     saved = sessions.save("s", results(tmp_path, "a", samples(1)), tmp_path / "s.tar.gz")
     unpacked = tmp_path / "x"
     with tarfile.open(saved) as tar:
-        tar.extractall(unpacked, filter="data")
+        tarballs.extract(tar, unpacked)
     (unpacked / "s/parsed/scaling/samples.tsv").write_text("host\n")
     with tarfile.open(tmp_path / "corrupt.tar.gz", "w:gz") as tar:
         tar.add(unpacked / "s", "s")

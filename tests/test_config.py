@@ -3,6 +3,7 @@ runs, in one paragraph naming the key and the bad value (or the study and runtim
 
 import copy
 import subprocess
+import sys
 import time
 
 import pytest
@@ -150,7 +151,7 @@ def test_config_checker_names_the_yaml_error(tmp_path):
     bad.write_text("studies:\n  pairs: {microservices: [L\n")
     r = subprocess.run(
         [
-            str(REPO / ".venv/bin/python"),
+            sys.executable,
             "-m",
             "interference.steps.config",
             str(bad),

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine, run_report
 from interference.steps.config import ConfigError, validate
+from interference.stores import tarballs
 from interference.steps.transfer import TransferError, expected_settings, export, import_results
 
 PART = {"runtimes": ["host"], "layers": ["loopback", "reference"], "message_sizes": [10], "duration_s": 1,
@@ -43,7 +44,7 @@ def exported(tmp_path) -> Path:
 
 def unpacked(tarball: Path, where: Path) -> Path:
     with tarfile.open(tarball) as tar:
-        tar.extractall(where, filter="data")
+        tarballs.extract(tar, where)
     return where / "edge"
 
 

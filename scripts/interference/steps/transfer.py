@@ -26,6 +26,7 @@ from pathlib import Path
 
 from interference import studies
 from interference.steps.config import ConfigError, read_yaml, validate
+from interference.stores import tarballs
 from interference.stores.checksums import sha256, verify_files
 
 MANIFEST = "MANIFEST.json"
@@ -115,7 +116,7 @@ def import_results(source: Path, results: Path, raw_config: dict) -> dict:
         else:
             try:
                 with tarfile.open(source) as tar:
-                    tar.extractall(tmp, filter="data")
+                    tarballs.extract(tar, tmp)
             except (OSError, tarfile.TarError) as e:
                 raise TransferError(f"{source}: not a readable tarball ({e})") from None
             tops = list(Path(tmp).iterdir())

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from interference.stores import tarballs
 from interference.stores.checksums import sha256, verify_files
 
 FORMAT = 1
@@ -95,7 +96,7 @@ def load(source: Path, into: Path) -> Session:
     """Unpack a saved session into the folder `into` and verify it whole."""
     try:
         with tarfile.open(source) as tar:
-            tar.extractall(into, filter="data")
+            tarballs.extract(tar, into)
     except (OSError, tarfile.TarError) as e:
         raise SessionError(f"{source}: not a readable session ({e})") from None
     tops = [p for p in into.iterdir() if p.is_dir()]
