@@ -54,15 +54,7 @@ test: venv bytecode
 	[ -x $(VENV)/bin/actionlint ] || ! command -v go >/dev/null || \
 		GOBIN=$(abspath $(VENV))/bin go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 || \
 		echo "actionlint could not be built: the workflow test skips"
-	@# Three phases, each run whatever the one before gave (the exit status is the worst):
-	@# the unit tests on two processes (a file stays on one, the longest first); the real runs on two processes
-	@# (a file with its fixtures on one, the longest first; runs still one at a time, by the
-	@# measurement lock); then the few that need the machine to themselves (exclusive), alone.
-	@rc=0; \
-	$(VENV)/bin/python -m pytest -m "not integration" -n 2 --dist loadfile --no-loadscope-reorder || rc=1; \
-	$(VENV)/bin/python -m pytest -m "integration and not exclusive" -n 2 --dist loadfile --no-loadscope-reorder || rc=1; \
-	$(VENV)/bin/python -m pytest -m "integration and exclusive" || rc=1; \
-	exit $$rc
+	PYTHON=$(VENV)/bin/python sh scripts/run-tests.sh
 
 # Check config files before handing them to snakemake (a YAML error names file, line, column).
 check-config: venv

@@ -54,7 +54,9 @@ fi
 echo "$RUNNER ALL=(ALL) NOPASSWD:ALL" > /etc/sudoers.d/actions-runner
 chmod 0440 /etc/sudoers.d/actions-runner
 home=$(getent passwd "$RUNNER" | cut -d: -f6)
-as_runner() { sudo -u "$RUNNER" -H env "PATH=$PATH" "$@"; }
+# The runner's own PATH (root's holds folders the user may not read), with Go, which the runner has.
+RUNNER_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/go/bin
+as_runner() { sudo -u "$RUNNER" -H env "PATH=$RUNNER_PATH" "$@"; }
 
 rm -rf "$OUT/work" "$OUT/artifacts" "$OUT/logs"
 mkdir -p "$OUT"/{work,artifacts,logs,cache,actions}
