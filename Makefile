@@ -9,7 +9,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= 1
 CONFIG ?= config/config.yaml
 
-.PHONY: paper settle test engine venv bytecode check-config save regression-check advise check-advice validate-placement
+.PHONY: paper settle test actions engine venv bytecode check-config save regression-check advise check-advice validate-placement
 
 $(VENV)/.installed: requirements.txt requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,11 @@ test: venv bytecode
 		GOBIN=$(abspath $(VENV))/bin go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 || \
 		echo "actionlint could not be built: the workflow test skips"
 	PYTHON=$(VENV)/bin/python sh scripts/run-tests.sh
+
+# Every job of .github/workflows/report.yml run on this machine by act (nektos/act), as a
+# GitHub-hosted runner would run it (as root; not part of make test: about an hour). JOBS: some.
+actions:
+	bash scripts/actions.sh $(JOBS)
 
 # Check config files before handing them to snakemake (a YAML error names file, line, column).
 check-config: venv
