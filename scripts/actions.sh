@@ -148,7 +148,9 @@ for job in "${jobs[@]}"; do
   fresh_runner "$job"
   start=$(date +%s)
   rc=0
-  (cd "$clone" && as_runner act push -W "$WORKFLOW" -j "$job" \
+  # A run id of its own, as GitHub numbers each run: artifacts and the regression job's
+  # baselines (ci-<run id>) are kept per run.
+  (cd "$clone" && as_runner act push -W "$WORKFLOW" -j "$job" --env "GITHUB_RUN_ID=$(date +%s)" \
     -P ubuntu-24.04=-self-hosted \
     --action-cache-path "$OUT/cache" --cache-server-path "$OUT/cache/actcache" \
     --artifact-server-path "$OUT/artifacts" "${local_repos[@]}") >"$log" 2>&1 || rc=$?

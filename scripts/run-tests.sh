@@ -17,6 +17,7 @@ phase() { # NAME MARKERS [ARGS...]
     ${TEST_BASETEMP:+--basetemp="$TEST_BASETEMP/$name"} "$@"
 }
 rc=0
+[ -z "${TEST_BASETEMP:-}" ] || mkdir -p "$TEST_BASETEMP"
 phase unit "not integration" -n 2 --dist loadfile --no-loadscope-reorder "$@" || rc=1
 phase integration "integration and not exclusive" -n 2 --dist loadfile --no-loadscope-reorder "$@" || rc=1
 phase exclusive "integration and exclusive" "$@" || rc=1

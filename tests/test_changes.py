@@ -25,14 +25,16 @@ CONFIG = {
 }
 
 
-def samples(seed: int, slow: float = 1.0) -> pd.DataFrame:
-    """Two cells of execution times (lower is better); the N=2 cell slowed by `slow`."""
+def samples(seed: int, slow: float = 1.0, runs: int = 3) -> pd.DataFrame:
+    """Two cells of execution times (lower is better), 12 iterations over `runs` runs; the N=2
+    cell slowed by `slow`."""
     rng = np.random.default_rng(seed)
     rows = []
     for n, mean in ((1, 10.0), (2, 20.0)):
         for i in range(12):
             value = rng.normal(mean, 0.2) * (slow if n == 2 else 1.0)
-            rows.append(dict(host="h1", runtime="docker", instances=n, repetition=1, instance=1, iteration=i,
+            rep = 1 + i * runs // 12
+            rows.append(dict(host="h1", runtime="docker", instances=n, repetition=rep, instance=1, iteration=i,
                              metric="execution_time", value=value, unit="s", higher_is_better=False,
                              start=0, end=1, status="ok"))  # fmt: skip
     return pd.DataFrame(rows)
@@ -83,6 +85,27 @@ def test_a_changed_cell_is_found_with_its_sign_and_the_other_is_not(tmp_path):
     assert by_n.loc["2", "change_ci_high"] < -0.05
     assert by_n.loc["1", "verdict"] in ("unchanged", "inconclusive")
     assert set(df["definition"]) == {""}
+
+
+def test_one_run_a_cell_judges_nothing(tmp_path):
+    """An interval over one run's iterations leaves out what runs add: even a 25 % slowdown gets
+    no verdict (two sessions of the same code, one run a cell, were called changed in 19 of 208
+    cells by such intervals)."""
+    saved = sessions.save("before", results(tmp_path, "a", samples(1, runs=1)), tmp_path / "before.tar.gz")
+    df = compare(results(tmp_path, "b", samples(2, slow=1.25, runs=1)), saved, tmp_path)
+    assert set(df["verdict"]) == {"inconclusive"}
+    assert df["ci_method"].str.contains("iterations only; no verdict").all()
+    assert (
+        df.set_index("instances").loc["2", "change_ci_high"] < -0.05
+    )  # the interval alone would say changed
+    assert changes.verdict(0.06, 0.2, 0.05, covers_runs=False) == "inconclusive"
+    today = tmp_path / "b"
+    df.to_csv(today / "stats/scaling/changes.tsv", sep="\t", index=False)
+    (today / "stats/scaling/changes.json").write_text(json.dumps({"before": {"host": "h1", "saved_at": 0}}))
+    text = "\n".join(
+        str(b.content) for b in changes_section.blocks(Document(today / "stats", studies="scaling"))
+    )
+    assert "cover iterations only. Some give no verdict" in text
 
 
 def test_identical_sessions_never_change(tmp_path):
@@ -154,7 +177,7 @@ def test_the_changes_section_is_computed_from_the_tables(tmp_path):
     first = text()
     assert "## Changes" in first and "against session before" in first
     assert "1 changed (1 means worse, 0 better)" in first and "engine docker.version: 20 → 24" in first
-    assert "The means' intervals cover iterations only." in first  # one run a cell here
+    assert "The means' intervals cover runs and iterations." in first  # three runs a cell here
     df.loc[df["instances"] == "2", "verdict"] = "unchanged"
     df.to_csv(today / "stats/scaling/changes.tsv", sep="\t", index=False)
     assert "0 changed (0 means worse, 0 better)" in text()
@@ -235,7 +258,7 @@ def test_a_studys_ratios_are_compared_as_differences(tmp_path):
 
 def test_two_saved_sessions_of_one_definition_widen_the_interval_by_their_variance(tmp_path):
     """Two saved sessions 6 % apart in the N=2 cell: compared with one of them alone the
-    interval covers its iterations; given both, the variance between them enters (the row
+    interval covers its runs and iterations; given both, the variance between them enters (the row
     says so) and the interval is wider."""
     s1 = sessions.save("s1", results(tmp_path, "a", samples(1)), tmp_path / "s1.tar.gz")
     s2 = sessions.save("s2", results(tmp_path, "b", samples(2, slow=1.06)), tmp_path / "s2.tar.gz")
@@ -251,7 +274,7 @@ def test_two_saved_sessions_of_one_definition_widen_the_interval_by_their_varian
     )
     alone = changes.compare(*args, loaded[0], 0.05, False).set_index("instances")
     pooled = changes.compare(*args, loaded[0], 0.05, False, siblings=loaded).set_index("instances")
-    assert alone.loc["2", "ci_method"].endswith("iterations only") and alone.loc["2", "sessions_pooled"] == 1
+    assert alone.loc["2", "ci_method"].endswith("runs and iterations") and alone.loc["2", "sessions_pooled"] == 1
     assert (
         pooled.loc["2", "ci_method"].endswith("and between 2 sessions")
         and pooled.loc["2", "sessions_pooled"] == 2

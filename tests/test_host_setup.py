@@ -193,3 +193,18 @@ def test_snakemake_names_a_missing_package_before_building_anything(tmp_path):
     assert "podman (the Podman CLI) for runtime 'podman'" in out
     assert "apt-get install podman" in out
     assert not (tmp_path / "wd" / "results" / "images").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ensure-engine installs only as root")
+def test_ensure_engine_keeps_a_runners_docker_ce(fake_bin, tmp_path):
+    """A GitHub runner has docker-ce (dockerd on PATH, the engine answering), whose containerd.io
+    conflicts with Debian's docker.io: nothing Docker is asked of apt, and no dockerd started."""
+    b, log = fake_bin
+    (tmp_path / "installed").touch()  # the engine answers from the start
+    (b / "dockerd").write_text(f"#!/bin/sh\ntouch {tmp_path / 'dockerd-started'}\n")
+    (b / "dockerd").chmod(0o755)
+    r = ensure(fake_bin, "config/ci.yaml")
+    assert r.returncode == 0, r.stderr
+    asked_for = {p for a in asked(log) if a[0] == "install" for p in a if not p.startswith("-")}
+    assert not asked_for & {"docker.io", "containerd", "runc"}
+    assert not (tmp_path / "dockerd-started").exists()

@@ -136,6 +136,20 @@ def test_table1_puts_the_published_value_beside_ours(tmp_path):
     assert (t.iloc[0]["parents"], t.iloc[0]["children"], t.iloc[0]["published_mean_s"]) == (2, 1, 15)
 
 
+def test_table1_of_one_sample_has_no_sd_and_passes_its_schema(tmp_path):
+    """One parent, one repetition (config/paper001-ci.yaml): the summary's SD is empty, which the
+    table carries as a missing number (it once failed the schema: make actions found it)."""
+    from interference.studies.creation import TABLE1
+
+    rows = [{"host": "h", "runtime": "nested", "variant": "load", "entities": 1, "children": 1,
+             "metric": "created_to_exit", "n": 1, "mean": 3.0, "sd": ""}]  # fmt: skip
+    path = tmp_path / "summary.tsv"
+    pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
+    t = table1({"summary": path}, 1)
+    assert t.iloc[0]["mean_s"] == 3.0 and pd.isna(t.iloc[0]["sd_s"])
+    TABLE1.validate(t, "creation/table1")
+
+
 @pytest.mark.parametrize("name", ["paper001", "paper001-ci"])
 def test_shipped_paper001_configs_are_valid(name):
     from conftest import REPO

@@ -84,10 +84,14 @@ def _levels(rows: pd.DataFrame) -> str:
     """Which levels the means' intervals cover, read from the rows' methods."""
     means = rows[rows["quantity"] == "mean"] if "quantity" in rows else rows
     methods = means["ci_method"].dropna().astype(str)
-    levels = sorted({m.split(": ", 1)[1] for m in methods if ": " in m})
+    levels = sorted({m.split(": ", 1)[1].split("; ")[0] for m in methods if ": " in m})
     if not levels:
         return ""
-    return f" The means' intervals cover {esc(' / '.join(levels))}."
+    # The method names a row that gives no verdict (stats/session_variance.py NO_VERDICT).
+    judged = (
+        " Some give no verdict (their method says why)." if methods.str.contains("no verdict").any() else ""
+    )
+    return f" The means' intervals cover {esc(' / '.join(levels))}.{judged}"
 
 
 def _history(doc, study: str) -> list[Block]:

@@ -39,6 +39,7 @@ from interference.stats.session_variance import (
     COMPONENT_COLUMNS,
     INCONCLUSIVE,
     ITERATIONS,
+    NO_VERDICT,
     NONE,
     UNCHANGED,
     Between,
@@ -151,15 +152,18 @@ def compare(
         b = np.concatenate(then[key]) if key in then else np.empty(0)
         higher = str(r["higher_is_better"]).strip().lower() in ("true", "1")
         change, low, high, method, bt = math.nan, math.nan, math.nan, "", between.get(subject(key), NONE)
+        covers_runs = True
         if a.size and b.size and b.mean() != 0:
             change = relative_change(a.mean(), b.mean(), higher)
             low, high, df = relative_change_ci(a.mean(), now_err[key], b.mean(), then_err[key], bt, higher)
             levels = {now_err[key].level, then_err[key].level}
             level = ITERATIONS if ITERATIONS in levels else now_err[key].level
+            covers_runs = level != ITERATIONS or bool(bt.df)
             if math.isfinite(low):
                 method = f"log ratio, t with {df:.0f} df: {level}" + (
                     f", and between {len(siblings)} sessions" if bt.df else ""
                 )
+                method += "" if covers_runs else f"; {NO_VERDICT}"
         rows.append(
             {
                 "session": session.name,
@@ -180,7 +184,7 @@ def compare(
                 "ci_method": method,
                 "sessions_pooled": len(siblings) if bt.df else 1,
                 "threshold": threshold,
-                "verdict": verdict(low, high, threshold),
+                "verdict": verdict(low, high, threshold, covers_runs),
                 "definition": definition,
             }
         )

@@ -11,7 +11,15 @@ import numpy as np
 import pandas as pd
 
 from interference import studies
-from interference.stats.session_variance import NONE, Between, difference_ci, excess_variance, verdict
+from interference.stats.session_variance import (
+    NO_VERDICT,
+    NONE,
+    WITHIN_ONE_RUN,
+    Between,
+    difference_ci,
+    excess_variance,
+    verdict,
+)
 from interference.stores.sessions import Session
 
 
@@ -68,6 +76,9 @@ def compare_ratios(
             t = then.loc[key]
             (a, se_a), (b, se_b) = _value_se(r, c), _value_se(t, c)
             low, high, df = difference_ci(a, se_a, b, se_b, between)
+            # A table that says its interval covers one run's iterations only (the pair study's
+            # ci_level), on either side, judges nothing unless sessions measure what runs add.
+            covers_runs = bool(between.df) or not {r.get("ci_level"), t.get("ci_level")} & set(WITHIN_ONE_RUN)
             rows.append(
                 {
                     "session": session.name,
@@ -86,10 +97,11 @@ def compare_ratios(
                     "change_ci_low": low,
                     "change_ci_high": high,
                     "ci_method": "difference of the two tables' CIs (normal)"
-                    + (f", and between {len(siblings)} sessions (t with {df:.0f} df)" if between.df else ""),
+                    + (f", and between {len(siblings)} sessions (t with {df:.0f} df)" if between.df else "")
+                    + ("" if covers_runs else f"; {NO_VERDICT}"),
                     "sessions_pooled": len(siblings) if between.df else 1,
                     "threshold": threshold,
-                    "verdict": verdict(low, high, threshold),
+                    "verdict": verdict(low, high, threshold, covers_runs),
                     "definition": definition,
                 }
             )

@@ -29,7 +29,9 @@ def table1(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     """Nested, start to all exited: per host, variant, children (rows) and parents (columns),
     our mean and SD with the paper's."""
     s = pd.read_csv(inputs["summary"], sep="\t", keep_default_na=False, dtype={"variant": str})
-    s = s[(s["runtime"] == "nested") & (s["metric"] == "created_to_exit")]
+    s = s[(s["runtime"] == "nested") & (s["metric"] == "created_to_exit")].copy()
+    # One sample (one parent, one repetition) has no SD: empty in the summary, NaN here.
+    s[["mean", "sd"]] = s[["mean", "sd"]].apply(pd.to_numeric, errors="coerce")
     rows = []
     for r in s.itertuples(index=False):
         # The paper's Table I loads the child image in every parent; the pre-loaded variant has no
