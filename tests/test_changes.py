@@ -274,7 +274,9 @@ def test_two_saved_sessions_of_one_definition_widen_the_interval_by_their_varian
     )
     alone = changes.compare(*args, loaded[0], 0.05, False).set_index("instances")
     pooled = changes.compare(*args, loaded[0], 0.05, False, siblings=loaded).set_index("instances")
-    assert alone.loc["2", "ci_method"].endswith("runs and iterations") and alone.loc["2", "sessions_pooled"] == 1
+    assert (
+        alone.loc["2", "ci_method"].endswith("runs and iterations") and alone.loc["2", "sessions_pooled"] == 1
+    )
     assert (
         pooled.loc["2", "ci_method"].endswith("and between 2 sessions")
         and pooled.loc["2", "sessions_pooled"] == 2
