@@ -58,8 +58,10 @@ home=$(getent passwd "$RUNNER" | cut -d: -f6)
 RUNNER_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/go/bin
 as_runner() { sudo -u "$RUNNER" -H env "PATH=$RUNNER_PATH" "$@"; }
 
-rm -rf "$OUT/work" "$OUT/artifacts" "$OUT/logs"
+# Artifacts stay (each run's under its run id); the clones and logs are this invocation's.
+rm -rf "$OUT/work" "$OUT/logs"
 mkdir -p "$OUT"/{work,artifacts,logs,cache,actions}
+touch "$OUT/logs/.started"
 chown -R "$RUNNER:" "$OUT"
 
 # Each job starts as on a new runner: a fresh clone of HEAD on branch main (the regression job
@@ -165,6 +167,6 @@ done
 echo
 echo "actions: the jobs of $WORKFLOW under act $ACT_VERSION (clone of $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with uncommitted changes'))"
 printf '%s\n' "${summary[@]}"
-echo "artifacts: $OUT/artifacts"
-find "$OUT/artifacts" -maxdepth 2 | sed "s|$OUT/artifacts/||" | sort | sed 's/^/  /'
+echo "artifacts (run id/name/name.zip): $OUT/artifacts"
+find "$OUT/artifacts" -name '*.zip' -newer "$OUT/logs/.started" | sed "s|$OUT/artifacts/||" | sort | sed 's/^/  /'
 exit $worst

@@ -31,6 +31,22 @@ def _docker(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(["docker", *args], capture_output=True, text=True, **kw)
 
 
+SYSTEM_PREFIXES = (Path("/usr"), Path("/usr/local"), Path("/"))
+
+
+def python_mounts() -> list[Path]:
+    """What a node mounts to run this machine's Python at its own paths: a venv outside the
+    repository (setup-python's tool cache) and the base installation. A base in the system's
+    /usr (Debian's python3, a venv made from it) gives its interpreter and standard library
+    only: all of /usr would hide the node's own /usr (its entrypoint, Docker, Slurm)."""
+    base, prefix = Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()
+    out = [] if prefix == base or prefix.is_relative_to(REPO_ROOT) else [prefix]
+    if base not in SYSTEM_PREFIXES:
+        return [*out, base]
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return [*out, (base / "bin" / version).resolve(), base / "lib" / version]
+
+
 class EdgeNode:
     def __init__(
         self,
@@ -83,8 +99,8 @@ class EdgeNode:
         Path(f"/sys/fs/cgroup/cpuset/{self.group}/cpuset.mems").write_text(mems)
         Path(f"/sys/fs/cgroup/cpuset/{self.group}/cpuset.cpus").write_text(self.cpuset)
         Path(f"/sys/fs/cgroup/memory/{self.group}/memory.limit_in_bytes").write_text(str(self.memory))
-        python = Path(sys.base_prefix).resolve()
-        mounts = [REPO_ROOT, python, *state, *self.shared]
+        python = python_mounts()
+        mounts = [REPO_ROOT, *python, *state, *self.shared]
         argv = ["run", "-d", "--name", self.container, "--hostname", self.name, "--label", f"{LABEL}={self.name}",
                 "--cgroup-parent", f"/{self.group}", "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE",
                 "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
@@ -92,7 +108,7 @@ class EdgeNode:
                 "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "-v", "/var/lib/docker",
                 "-v", f"{etc}:/etc/slurm:ro", "-v", f"{munge_key}:/run/host-munge.key:ro"]  # fmt: skip
         for m in dict.fromkeys(mounts):
-            argv += ["-v", f"{m}:{m}" + (":ro" if m in (REPO_ROOT, python) else "")]
+            argv += ["-v", f"{m}:{m}" + (":ro" if m == REPO_ROOT or m in python else "")]
         if self.share_lock:
             Path(LOCK_PATH).touch()  # a missing source would be made a folder
             argv += ["-v", f"{LOCK_PATH}:{LOCK_PATH}"]
