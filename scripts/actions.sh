@@ -53,7 +53,6 @@ if ! id "$RUNNER" >/dev/null 2>&1; then
 fi
 echo "$RUNNER ALL=(ALL) NOPASSWD:ALL" > /etc/sudoers.d/actions-runner
 chmod 0440 /etc/sudoers.d/actions-runner
-home=$(getent passwd "$RUNNER" | cut -d: -f6)
 # The runner's own PATH (root's holds folders the user may not read), with Go, which the runner has.
 RUNNER_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/go/bin
 as_runner() { sudo -u "$RUNNER" -H env "PATH=$RUNNER_PATH" "$@"; }

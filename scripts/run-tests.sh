@@ -6,13 +6,15 @@
 #   PYTHON=.venv/bin/python sh scripts/run-tests.sh [PYTEST ARGS...]
 # make test and the workflow's integration job both run it. TEST_REPORTS=DIR: each phase's
 # JUnit XML there (unit.xml, integration.xml, exclusive.xml); TEST_BASETEMP=DIR: each phase's
-# pytest folders in DIR/<phase> (pytest empties its base folder when it starts).
+# pytest folders in DIR/<phase> (pytest empties its base folder when it starts); TEST_PHASES:
+# which phases (default "unit integration exclusive"; the workflow's lint job runs "unit").
 set -u
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 phase() { # NAME MARKERS [ARGS...]
   name=$1 markers=$2
   shift 2
+  case " ${TEST_PHASES:-unit integration exclusive} " in *" $name "*) ;; *) return 0 ;; esac
   "$PYTHON" -m pytest -m "$markers" ${TEST_REPORTS:+--junitxml="$TEST_REPORTS/$name.xml"} \
     ${TEST_BASETEMP:+--basetemp="$TEST_BASETEMP/$name"} "$@"
 }
