@@ -164,7 +164,7 @@ def start_snakemake(work: Path, env: dict, config: dict, *args: str) -> subproce
     )  # fmt: skip
 
 
-def held_on(edge: EdgeNode, proc: subprocess.Popen, besides: list[str] = ()) -> str:
+def held_on(edge: EdgeNode, proc: subprocess.Popen, local: LocalCluster, besides: list[str] = ()) -> str:
     """The edge's held run's container (config hold: it waits for its release file, so it stays
     running until the test acts: nothing here races the run)."""
     deadline = time.time() + 600
@@ -174,7 +174,9 @@ def held_on(edge: EdgeNode, proc: subprocess.Popen, besides: list[str] = ()) -> 
             return held[0]
         time.sleep(0.5)
     proc.kill()
-    pytest.fail("the edge's held run never started:\n" + proc.communicate()[0][-4000:])
+    # A job the edge's slurmd could not start leaves no job log: its own log says why.
+    slurmd = (local.state / f"slurmd-{edge.name}.log").read_text()[-2000:]
+    pytest.fail(f"the edge's held run never started:\n{proc.communicate()[0][-4000:]}\nslurmd:\n{slurmd}")
 
 
 def test_a_node_lost_mid_study_fails_its_run_keeps_the_rest_and_the_same_command_resumes(cluster):
@@ -192,7 +194,7 @@ def test_a_node_lost_mid_study_fails_its_run_keeps_the_rest_and_the_same_command
     # run): fog's waits on the measurement lock, which the edge's run holds until it is lost.
     proc = start_snakemake(work, env, config, "--keep-going", "--resources", "measurement=2")
     try:
-        held_on(edge, proc)
+        held_on(edge, proc, local)
         edge.lose()  # while its run's container is held mid-run
         out = proc.communicate(timeout=900)[0]
     finally:
@@ -208,7 +210,7 @@ def test_a_node_lost_mid_study_fails_its_run_keeps_the_rest_and_the_same_command
     kept = fog_meta.stat().st_mtime
     proc = start_snakemake(work, env, config)  # the same command
     try:
-        held_on(edge, proc, besides=left)  # the rerun, held: the leftover was reaped before it
+        held_on(edge, proc, local, besides=left)  # the rerun, held: the leftover was reaped before it
         assert not set(left) & set(labelled_on(edge))
         release(edge_meta.parent)
         out = proc.communicate(timeout=900)[0]

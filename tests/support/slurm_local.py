@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,9 +36,13 @@ DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
 MUNGE_KEY = Path("/etc/munge/munge.key")
 
 
-def cluster_conf(state: Path, controller: str, nodes: list[tuple[str, str | None, int]]) -> str:
+def cluster_conf(
+    state: Path, controller: str, nodes: list[tuple[str, str | None, int]], spool: Path | None = None
+) -> str:
     """slurm.conf for a controller on this machine and nodes (name, address or None, cpus). The
-    node daemons' files carry the node's name (%n): the nodes share the state folder."""
+    node daemons' files carry the node's name (%n): the nodes share the state folder. `spool`
+    (default state): where each slurmd's spool folder goes; a job step's socket there must
+    have a path under 108 characters (AF_UNIX), which a deep test folder can exceed."""
     ctl_addr = next((addr for name, addr, _ in nodes if name == controller), None)
     lines = [
         "ClusterName=interference",
@@ -50,7 +55,7 @@ def cluster_conf(state: Path, controller: str, nodes: list[tuple[str, str | None
         "SlurmUser=root",
         "SlurmdUser=root",
         f"StateSaveLocation={state}/state",
-        f"SlurmdSpoolDir={state}/spool-%n",
+        f"SlurmdSpoolDir={spool or state}/spool-%n",
         f"SlurmctldPidFile={state}/slurmctld.pid",
         f"SlurmdPidFile={state}/slurmd-%n.pid",
         f"SlurmctldLogFile={state}/slurmctld.log",
@@ -90,6 +95,7 @@ class LocalCluster:
         self.node = node or socket.gethostname().split(".")[0]
         self.edge = edge
         self.munged: int | None = None
+        self.spool: Path | None = None
 
     @property
     def env(self) -> dict:
@@ -100,6 +106,10 @@ class LocalCluster:
             raise SlurmUnavailable(f"{self.conf} exists: this machine has a Slurm of its own; use it")
         for d in ("state", "etc"):
             (self.state / d).mkdir(parents=True, exist_ok=True)
+        # The slurmds' spool folders in a short path: a batch step's socket is named
+        # <spool>/<node>_<job>.4294967291, and a runner's temporary folder can be deep enough to
+        # take it past the 108 characters of a socket's path (act's was, at 110: no job started).
+        self.spool = Path(tempfile.mkdtemp(prefix="slurm-spool-"))
         try:
             self._start()
         except BaseException:
@@ -120,12 +130,12 @@ class LocalCluster:
         nodes: list[tuple[str, str | None, int]] = [(self.node, None, os.cpu_count() or 1)]
         if self.edge:
             # The edge's slurmd reaches the controller, and the controller it, over the bridge.
-            self.edge.start(self.state / "etc", MUNGE_KEY, [self.state])
+            self.edge.start(self.state / "etc", MUNGE_KEY, [self.state, self.spool])
             nodes = [
                 (self.node, self.edge.gateway(), os.cpu_count() or 1),
                 (self.edge.name, self.edge.address(), self.edge.cpus),
             ]
-        text = cluster_conf(self.state, self.node, nodes)
+        text = cluster_conf(self.state, self.node, nodes, self.spool)
         self.conf.parent.mkdir(exist_ok=True)
         self.conf.write_text(text)
         (self.state / "etc" / "slurm.conf").write_text(text)  # the edge's /etc/slurm
@@ -181,6 +191,8 @@ class LocalCluster:
         while self.daemons() and time.time() < deadline:
             time.sleep(0.2)
         self.conf.unlink(missing_ok=True)
+        if self.spool:
+            shutil.rmtree(self.spool, ignore_errors=True)
 
     def daemons(self) -> list[str]:
         r = subprocess.run(
