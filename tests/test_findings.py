@@ -191,6 +191,15 @@ def test_a_finding_flips_with_its_data_and_so_does_its_text(tmp_path):
     assert "1 reproduced" in texts[0] and "1 not reproduced" in texts[1]
     assert "run <code>config/paper001.yaml</code>" in texts[0]
     assert "−41.0 %" in texts[0]  # the paper's figure beside ours
+    # A study's section shows its own rows of the same table (one judge for the whole report).
+    shown = []
+    for name in ("a", "b"):
+        doc = Document(tmp_path / name / "stats", PUBLISHED, "test", "pairs")
+        shown.append(" ".join(str(b.content) for b in section.study_blocks(doc, "pairs")))
+    assert f"*{v.REPRODUCED}*" in shown[0] and f"*{v.NOT_REPRODUCED}*" in shown[1]
+    assert f"**{ONE[0]['id']}**" in shown[0] and f"**{ONE[1]['id']}**" not in shown[0]
+    assert "−41.0 %" in shown[0] and section.value(w["ours"], "ir") in shown[0]
+    assert section.study_blocks(doc, "network") == []
 
 
 def test_the_limits_effect_is_split_from_the_partners(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import listening, netns_process
+from conftest import REPO, listening, netns_process
 from interference import studies
 from interference.runtimes import bridges, ovs
 from interference.steps.config import ConfigError, validate
@@ -206,7 +206,7 @@ def render(tmp_path, rows, env=None):
     ).to_csv(tmp_path / "network/relative.tsv", sep="\t", index=False)
     (tmp_path / "environment.json").write_text(json.dumps(env or {}))
     s = section(Document(tmp_path))
-    return "\n".join(b.content for b in s.method()), "\n".join(b.content for b in s.verdicts())
+    return "\n".join(b.content for b in s.method())
 
 
 def figure_caption(tmp_path, rows) -> str:
@@ -239,54 +239,37 @@ def test_the_figure_cites_the_tables_of_the_directions_it_shows(tmp_path):
     assert "(Tables II and III and Tables IV and V, over" in both
 
 
-def test_paper_ratios_are_computed_from_the_transcribed_tables():
-    from interference.studies.network.section import PAPER_PAIRS, paper_ratios, span
-
-    # Table II by hand: VM / container on the same switch, both directions, bridge and OVS.
-    vm = [8.64 / 15.82, 9.24 / 15.96, 7.94 / 16.01, 8.77 / 16.86]
-    assert sorted(paper_ratios(PAPER_PAIRS["vm"])) == pytest.approx(sorted(vm))
-    assert span(paper_ratios(PAPER_PAIRS["vm"])) == "0.50–0.58"  # 9.24 / 15.96 = 0.579
-    assert span(paper_ratios(PAPER_PAIRS["ovs"])) == "0.46–0.48"  # 16.01 / 35.13, 16.86 / 34.96
-    lat = paper_ratios(PAPER_PAIRS["bridge"], 2)
-    assert sorted(lat) == pytest.approx(sorted([231.97 / 104.48, 230.17 / 105.0]))
-    assert paper_ratios([(("vm", "to-host", "host"), published.REFERENCE)]) == []  # the paper's "-"
-
-
-def test_verdict_text_follows_the_data(tmp_path):
-    _, quiet = render(tmp_path / "a", rows_of(host_sd=2.0, bridge_latency=1.1))
-    _, noisy = render(tmp_path / "b", rows_of(host_sd=15.0, bridge_latency=2.0))
-    assert "SD of 2 % of its mean over 5 tests" in quiet and "SD of 15 %" in noisy
-    assert "the bridge adds 10 % to a round trip" in quiet
-    assert "the bridge adds 100 % to a round trip" in noisy
-    assert "in the paper 119–122 %" in quiet  # 230.17 / 105.0 and 231.97 / 104.48
-    for text in (quiet, noisy):
-        assert "(paper: 0.50–0.58)" in text and "(paper: 0.45–0.46)" in text
-        assert "±15 %" not in text and "add little" not in text
-
-
 def test_vm_sentences_follow_the_recorded_acceleration(tmp_path):
     rows = rows_of(host_sd=2.0, bridge_latency=1.1)
     tcg = {
         "engines": {"vm": {"engine": "QEMU (TCG)", "details": {"acceleration": "tcg (no usable /dev/kvm)"}}}
     }
     kvm = {"engines": {"vm": {"engine": "QEMU (KVM)", "details": {"acceleration": "kvm (/dev/kvm)"}}}}
-    method, verdicts = render(tmp_path / "tcg", rows, tcg)
-    assert "under QEMU's TCG emulation (no usable /dev/kvm)" in method and "emulated by TCG here" in verdicts
+    method = render(tmp_path / "tcg", rows, tcg)
+    assert "under QEMU's TCG emulation (no usable /dev/kvm)" in method
     assert "PVM" not in method
-    method, verdicts = render(tmp_path / "kvm", rows, kvm)
-    assert "ran under KVM" in method and "guests ran under KVM" in verdicts
-    assert "TCG" not in method + verdicts
-    method, verdicts = render(tmp_path / "none", rows, {})
-    assert "was not recorded" in method and "was not recorded" in verdicts
-    method, _ = render(tmp_path / "novm", [r for r in rows if r[0] != "vm"], tcg)
+    method = render(tmp_path / "kvm", rows, kvm)
+    assert "ran under KVM" in method
+    assert "TCG" not in method
+    method = render(tmp_path / "none", rows, {})
+    assert "was not recorded" in method
+    method = render(tmp_path / "novm", [r for r in rows if r[0] != "vm"], tcg)
     assert "`vm` runtime" not in method
 
 
-def test_a_verdict_needs_enough_tests_and_a_ci_inside_the_range(tmp_path):
-    """Host network ≈ bare metal: Docker's 0.98 with 5 tests and an SD of 1 % holds; the same
-    with 2 tests cannot be told (the findings' minimum), and 0.80 does not hold."""
+def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
+    """001-8 (a container on the host's network ≈ bare metal's throughput, 0.90 to 1.10) scored by
+    the findings step on relative.tsv and shown by the section: Docker's 0.98 with 5 tests and an
+    SD of 1 % is reproduced, 0.80 is not, and 2 tests are too few. The section judges nothing."""
+    from interference.findings.section import study_blocks
+    from interference.paper.document import Document
+    from interference.steps import scorecard as sc
+    from interference.steps.statistics import write
 
-    def verdict(n, docker_mean):
+    published = REPO / "report/published"
+    entry = [e for e in sc.load_catalogue(published / "findings.yaml") if e["id"] == "001-8"]
+
+    def shown(n, docker_mean):
         rows = [("host", "to-host", "host", "throughput", 100.0, 1.0, 1.0),
                 ("docker", "to-host", "host", "throughput", docker_mean, 1.0, docker_mean / 100)]  # fmt: skip
         d = tmp_path / f"{n}-{docker_mean}"
@@ -296,26 +279,28 @@ def test_a_verdict_needs_enough_tests_and_a_ci_inside_the_range(tmp_path):
         half = 1.96 * np.sqrt(2) * 1.0 / np.sqrt(n) / 100
         rel = rel.assign(n=n, ci_low=rel["ratio"] - half, ci_high=rel["ratio"] + half)
         rel.to_csv(d / "network/relative.tsv", sep="\t", index=False)
-        from interference.paper.document import Document
-        from interference.studies.network.section import section
+        card = sc.scorecard(entry, d, ["network"], published)
+        write(card, d / "findings.tsv")
+        text = "\n".join(b.content for b in study_blocks(Document(d), "network"))
+        assert "**001-8**" in text and f"*{card['verdict'].iloc[0]}*" in text, text
+        return card["verdict"].iloc[0], text
 
-        return "\n".join(b.content for b in section(Document(d)).verdicts())
-
-    assert "holds: every 95 % CI inside the range 0.90–1.10" in verdict(5, 98.0)
-    assert "does not hold: every 95 % CI outside" in verdict(5, 80.0)
-    assert "too few samples: 2 on a side, needs at least 5" in verdict(2, 98.0)
+    assert shown(5, 98.0)[0] == "reproduced"
+    assert shown(5, 80.0)[0] == "not reproduced"
+    verdict, text = shown(2, 98.0)
+    assert verdict == "inconclusive" and "too few samples: 2 on a side, needs at least 5" in text
 
 
 def test_the_method_counts_the_tests_the_runs_recorded(tmp_path):
     """'N tests per run' is runs.tsv's n_iterations, not the config's iterations."""
     rows = [("host", "to-host", "host", "throughput", 10.0, 0.1, 1.0)]
     env = {"config": {"studies": {"network": {"iterations": 99, "duration_s": 3}}}}
-    method, _ = render(tmp_path, rows, env)
+    method = render(tmp_path, rows, env)
     assert "an unrecorded number of tests per run" in method and "99" not in method
     runs = pd.DataFrame({"host": "h", "runtime": "docker", "study": "network", "key": ["a", "b"],
                          "repetition": 1, "n_iterations": [5, 4]})  # fmt: skip
     runs.to_csv(tmp_path / "network/runs.tsv", sep="\t", index=False)
-    method, _ = render(tmp_path, rows, env)
+    method = render(tmp_path, rows, env)
     assert "4–5 tests per run" in method and "iperf3's TCP stream, 3 s" in method
 
 

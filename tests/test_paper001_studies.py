@@ -7,12 +7,16 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPO
 from interference import studies
 from interference.core.entity_memory import GIB, check_memory
+from interference.findings import verdict as rule
 from interference.parsers import ParseError, get
 from interference.steps.config import ConfigError, validate
 from interference.studies.creation.statistics import table1
 from interference.studies.scaling.statistics import slowdown, summary
+
+PUBLISHED = REPO / "report/published"
 
 SYSBENCH = """Prime numbers limit: 40000
 CPU speed:
@@ -229,21 +233,23 @@ def _scaling_stats(tmp_path, docker_factor: float, n: int):
     return out
 
 
-@pytest.mark.parametrize(
-    ("factor", "n", "says"),
-    [
-        (1.0, 10, "holds here: every 95 % CI lies within ±5%"),
-        (1.2, 10, "does not hold here within ±5%: at N = 1 1.2"),
-        (1.0, 2, "cannot be told here (at N = 1: too few samples: 2 on a side, needs at least 5"),
-    ],
-)
-def test_the_scaling_verdict_needs_the_data_to_carry_it(tmp_path, factor, n, says):
+@pytest.mark.parametrize(("factor", "n", "verdict"), [(1.0, 10, rule.REPRODUCED), (1.2, 10, rule.NOT_REPRODUCED),
+                                                     (1.0, 2, rule.INCONCLUSIVE)])  # fmt: skip
+def test_the_scaling_section_shows_the_scorecards_verdict_on_its_data(tmp_path, factor, n, verdict):
+    """001-1 (a container as fast as bare metal) scored by the findings step on the study's own
+    tables, and the section showing that row: no second judge."""
+    from interference.findings.section import study_blocks
     from interference.paper.document import Document
-    from interference.studies.scaling.section import Scaling
+    from interference.steps import scorecard as sc
+    from interference.steps.statistics import write
 
-    doc = Document(_scaling_stats(tmp_path, factor, n), None, "test", "scaling")
-    (block,) = Scaling(doc).verdict()
-    assert says in block.content, block.content
+    stats = _scaling_stats(tmp_path, factor, n)
+    entry = [e for e in sc.load_catalogue(PUBLISHED / "findings.yaml") if e["id"] == "001-1"]
+    card = sc.scorecard(entry, stats, ["scaling"], PUBLISHED)
+    assert card["verdict"].tolist() == [verdict], card.to_dict("records")
+    write(card, stats / "findings.tsv")
+    (block,) = study_blocks(Document(stats, PUBLISHED, "test", "scaling"), "scaling")
+    assert "**001-1**" in block.content and f"*{verdict}*" in block.content, block.content
 
 
 def test_the_methods_state_the_n_and_counts_the_runs_recorded_not_the_config(tmp_path):

@@ -209,3 +209,25 @@ def blocks(doc) -> list[Block]:
         )
     )
     return out
+
+
+def study_blocks(doc, study: str) -> list[Block]:
+    """A study section's view of the published findings it tests: findings.tsv's rows of that study,
+    as the findings step scored them (one judge for the whole report; nothing is judged here)."""
+    path = doc.stats_dir / "findings.tsv"
+    if not path.exists():
+        return []
+    df = read_tsv(path, numeric=NUMERIC)
+    df = df[df["study"] == study]
+    if df.empty:
+        return []
+    lines = []
+    for _, r in df.iterrows():
+        paper = f"; paper {value(r['published'], r['quantity'])}" if is_num(r["published"]) else ""
+        reason = f" ({esc(r['reason'])})" if r["reason"] else ""
+        lines.append(
+            f"- **{esc(r['id'])}** {esc(r['claim'])} Claim's range {expected(r)}{paper}; ours {ours(r)}: "
+            f"*{esc(r['verdict'])}*{reason}."
+        )
+    return [md("The papers' findings this study tests, as the Findings section scores them "
+               "(results/stats/findings.tsv):\n\n" + "\n".join(lines))]  # fmt: skip

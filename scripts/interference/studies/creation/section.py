@@ -1,17 +1,17 @@
 """The creation study's report section: method, creation time against N per runtime (Fig. 4's
 layout), paper 001's Table I layout for nested parents × children beside the published values,
-and generated verdicts on the paper's findings."""
+and what the runs recorded about the VMs' emulation. The paper's findings are judged once, by the
+findings step (findings.section.study_blocks shows them)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from interference import runtimes
 from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures.scaling import Series, scaling_figure
 from interference.report.format import esc, is_num, num, numi, recorded
-from interference.studies.creation.published import LOAD_VS_PRELOADED_S, NESTED_OVER_REGULAR, SOURCE
+from interference.studies.creation.published import SOURCE
 
 
 class Creation:
@@ -140,36 +140,11 @@ class Creation:
             )
         return out
 
-    def verdicts(self) -> list[Block]:
-        e = self.exit
-        one = e[(e["entities"] == e["entities"].min()) & (e["children"] == 1)]
-        means = {self.label(r): r["mean"] for _, r in one.iterrows()}
-        lines = []
-        # The first runtime (in report order) whose entities are plain containers.
-        regular = next(
-            (r for r in runtimes.in_report_order(means) if runtimes.entity(r) == "container"), None
-        )
-        nested = means.get("nested (load)")
-        if regular and nested:
-            ratio = nested / means[regular]
-            lines.append(
-                f"- **A nested container takes {num(ratio, 1)} × a regular {esc(regular)} container** to create "
-                f"and run ({num(nested, 2)} s vs {num(means[regular], 2)} s, N = {int(one['entities'].min())}); "
-                f"paper 001: about {NESTED_OVER_REGULAR:g} ×."
-            )
-        pre = means.get("nested (preloaded)")
-        if nested and pre:
-            lines.append(
-                f"- **Pre-loaded child image: {num(pre, 2)} s instead of {num(nested, 2)} s** per nested "
-                f"container; paper 001: {LOAD_VS_PRELOADED_S[1]:g} s instead of {LOAD_VS_PRELOADED_S[0]:g} s."
-            )
-        vm = means.get("vm")
-        if vm and nested:
-            lines.append(
-                f"- **A VM takes {num(vm / nested, 2)} × a nested container** ({num(vm, 2)} s); paper 001: nested "
-                "containers more than twice as fast as VMs." + vm_note(self.doc.env)
-            )
-        return [md("Verdicts, generated from the summary:\n\n" + "\n".join(lines))] if lines else []
+    def emulation(self) -> list[Block]:
+        """What the runs recorded about the VMs' emulation (the paper's findings themselves are
+        judged by the findings step and shown by findings.section.study_blocks)."""
+        note = vm_note(self.doc.env).strip()
+        return [md(note)] if note else []
 
 
 def vm_note(env: dict) -> str:

@@ -1,18 +1,15 @@
-"""The scaling study's report section: its method, the slowdown figure and table, and a
-generated verdict on paper 001's finding ("no significant performance impact for CPU-intensive
-executions on containers or virtual machines compared to bare metal")."""
+"""The scaling study's report section: its method, the slowdown figure and table, and what the
+runs recorded about the `vm` runtime's emulation. Paper 001's CPU findings are judged once, by
+the findings step (findings.section.study_blocks shows them)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from interference.findings import verdict as rule
 from interference.report import environment
 from interference.report.blocks import Block, md
 from interference.report.figures.scaling import Series, scaling_figure
 from interference.report.format import esc, is_num, num, numi, recorded
-
-CLOSE = 0.05  # within 5 % of the reference at every N: "≈ bare metal"
 
 
 class Scaling:
@@ -96,50 +93,11 @@ class Scaling:
             )
         ]
 
-    def verdict(self) -> list[Block]:
-        """Each runtime against the reference at the same N, by the findings' rule
-        (findings.verdict): the paper's "≈ bare metal" holds where the ratio's 95 % CI lies within
-        ±CLOSE at every N, fails where it lies outside at some N, and is inconclusive otherwise or
-        with too few samples."""
-        s = self.summary
-        if s.empty or self.slowdown.empty:
-            return []
-        ref_rt = self.slowdown["reference"].iloc[0].split(",")[0]
-        if ref_rt not in set(s["runtime"]):
-            return []
-        base = s[s["runtime"] == ref_rt].set_index("instances")
-        band = rule.Band(1 - CLOSE, 1 + CLOSE)
-        lines = []
-        for rt, g in s[s["runtime"] != ref_rt].groupby("runtime"):
-            judged = []
-            for n_inst, r in g.set_index("instances").sort_index().iterrows():
-                if n_inst not in base.index:
-                    continue
-                b = base.loc[n_inst]
-                m = rule.Measure("", *rule.ratio_from_summaries(r["mean"], r["sd"], r["n"], b["mean"], b["sd"], b["n"]),
-                              int(min(r["n"], b["n"])))  # fmt: skip
-                judged.append((int(n_inst), m, *rule.judge(m, band, lambda x: f"{x:.2f}×")))
-            if not judged:
-                continue
-            ratios = [m.estimate for _, m, _, _ in judged]
-            head = (
-                f"- **{esc(rt)} against {esc(ref_rt)}** for CPU: at N = {', '.join(str(n) for n, *_ in judged)} "
-                f"its instances take {num(min(ratios), 3)}–{num(max(ratios), 3)} × the reference's time at the same N"
-            )
-            failed = [(n, m) for n, m, verdict, _ in judged if verdict == rule.NOT_REPRODUCED]
-            open_ = [(n, reason) for n, _, verdict, reason in judged if verdict == rule.INCONCLUSIVE]
-            if failed:
-                n, m = failed[0]
-                tail = (f"the paper's finding of no significant impact does not hold here within ±{CLOSE:.0%}: at N = {n} "
-                        f"{num(m.estimate, 3)}× [{num(m.low, 3)}, {num(m.high, 3)}]")  # fmt: skip
-            elif open_:
-                n, reason = open_[0]
-                tail = f"whether the paper's finding holds within ±{CLOSE:.0%} cannot be told here (at N = {n}: {esc(reason)})"
-            else:
-                tail = f"the paper's finding of no significant impact holds here: every 95 % CI lies within ±{CLOSE:.0%}"
-            lines.append(f"{head}; {tail}.")
-        lines += vm_lines(self.doc.env)
-        return [md("Verdict, generated from the table:\n\n" + "\n".join(lines))] if lines else []
+    def emulation(self) -> list[Block]:
+        """What the runs recorded about the `vm` runtime's emulation (the paper's finding itself is
+        judged by the findings step and shown by findings.section.study_blocks)."""
+        lines = vm_lines(self.doc.env)
+        return [md("\n".join(lines))] if lines else []
 
 
 def vm_lines(env: dict) -> list[str]:

@@ -122,10 +122,7 @@ class Results:
             )
             if len(d) > 1:
                 s += f", best {CASE_NAME[best['case']]} {self.data.label(target, best['partner'])} at {pct(best['ir'])}"
-            by_case = d.groupby("case")["ir"].mean()
-            s += "; mean IR " + ", ".join(
-                f"{CASE_NAME[c]} {pct(by_case[c])}" for c in CONCURRENT if c in by_case
-            )
+            # No mean over the partners here: the Findings section's pooled mean is the one estimate.
             out.append(s + ".")
         return "\n".join(f"- {x}" for x in out)
 
