@@ -7,7 +7,11 @@ from conftest import keep_reference_probe
 from interference.steps import config as config_module
 from interference.steps import plan
 from interference.steps.scorecard import plan_reasons
-from interference.studies.pairs import finding_needs
+import pandas as pd
+from interference import studies
+from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES, pair_name
+from interference.studies.pairs.check_registry import CHECKS
+from interference.studies.pairs.selection import PAPERS
 
 
 def entry(i):
@@ -24,13 +28,40 @@ def test_a_pair_findings_cells_become_its_microservices_pairs_and_cases():
         "cases": ["1", "2"],
     }
     # A contrast reads its two cases; the same pairing only self-pairs; no targets: the papers' six.
-    assert finding_needs.needs("contrast", {"a": "3b", "b": "3a", "targets": ["NS"], "partners": ["NS"]}) == {
+    assert studies.get("pairs").finding_needs("contrast", {"a": "3b", "b": "3a", "targets": ["NS"], "partners": ["NS"]}) == {
         "microservices": ["NS"], "pairs": ["NS+NS"], "cases": ["1", "3b", "3a"]}  # fmt: skip
-    same = finding_needs.needs("contrast", {"a": "2", "b": "3a", "pairing": "same"})
+    same = studies.get("pairs").finding_needs("contrast", {"a": "2", "b": "3a", "pairing": "same"})
     assert same["pairs"] == ["L+L", "S+S", "B+B", "NS+NS", "NR+NR", "Y+Y"]
     # The partner's effect needs the unlimited baseline too.
-    assert finding_needs.needs("mean_ir", {"targets": ["L"], "partners": ["S"], "effect": "partner"})["cases"] == [
+    assert studies.get("pairs").finding_needs("mean_ir", {"targets": ["L"], "partners": ["S"], "effect": "partner"})["cases"] == [
         "1", "1u", "2", "3a", "3b"]  # fmt: skip
+
+
+def test_the_plan_runs_exactly_the_cells_each_pair_finding_reads():
+    """For every pair finding of the catalogue, the cells its check reads from a table of every
+    pairing in every case (the scorer's Selector.rows) are the cells its plan makes (the
+    planner's needs, from the same selectors): nothing read is left unplanned, nothing planned
+    is unread."""
+    members = [*PAPERS, "P"]
+    full = pd.DataFrame([{"host": "h", "case": c, "target": t, "partner": p, "metric": "m"}
+                         for c in PAPERS_CONCURRENT_CASES for t in members for p in members])  # fmt: skip
+    checked = 0
+    for e in plan.catalogue():
+        if e["study"] != "pairs":
+            continue
+        check, args = CHECKS[e["check"]], e.get("args") or {}
+        need = check.needs(args)
+        if isinstance(need, str):
+            assert "host" in args or check.other_definition, e["id"]
+            continue
+        read = pd.concat([s.rows(full) for s in check.reads(args)])
+        assert len(read), e["id"]
+        pairs = {pair_name(sorted((t, p), key=members.index)) for t, p in zip(read["target"], read["partner"])}
+        assert pairs == set(need["pairs"]), e["id"]
+        assert set(read["case"]) == set(need["cases"]) - {"1", "1u"}, e["id"]
+        assert set(read["target"]) | set(read["partner"]) == set(need["microservices"]), e["id"]
+        checked += 1
+    assert checked >= 20
 
 
 def test_findings_that_one_config_cannot_give_say_why():
@@ -211,3 +242,14 @@ def test_a_plan_made_once_stays_for_the_same_config_when_the_host_s_models_chang
     assert len(fresh["planned"]) < len(first["planned"])  # the models alone would have dropped some
     more = plan.expand({**cfg, "budget_min": 25}, lambda c: config_module.model_seconds(c), tmp_path)
     assert len(more["findings_plan"]["planned"]) >= len(first["planned"])  # another budget: planned again
+
+
+def test_each_pair_check_is_declared_once_and_measured_once():
+    from interference.studies.pairs.check_registry import measures
+    from interference.studies.pairs.findings import CHECKS as SCORED
+
+    assert SCORED is CHECKS and all(c.measure is not None for c in CHECKS.values())
+    with pytest.raises(LookupError, match="no pair study check 'no_such'"):
+        measures("no_such")(lambda ctx, args: None)
+    with pytest.raises(ValueError, match="'mean_ir' is measured twice"):
+        measures("mean_ir")(lambda ctx, args: None)

@@ -18,7 +18,7 @@ from interference.core.microservices import registry as microservices
 from interference.core.microservices import sizes_properties, unknown_in
 from interference.core.yaml_files import load_once
 from interference.studies.base import Compared, KeyFormat, RunKey, Study, StudyConfigError, Table
-from interference.studies.pairs import cases, duration, finding_needs, phases, schemas
+from interference.studies.pairs import cases, check_registry, duration, phases, schemas
 from interference.studies.pairs.records import PairKey
 
 HERE = Path(__file__).resolve().parent
@@ -249,7 +249,7 @@ class PairsStudy(Study):
         return sizes
 
     def finding_needs(self, check: str, args: dict) -> dict | str:
-        return finding_needs.needs(check, args)
+        return check_registry.CHECKS[check].needs(args)
 
     def expected_seconds(self, settings: dict) -> float | None:
         return duration.run_seconds(settings)

@@ -5,28 +5,17 @@ evidence from our own data that explains a difference: the limit's effect agains
 partner's (split.tsv), the CPUs each member used (contention.tsv), the page cache, the idle
 baseline, a CPU-spinning control partner.
 
-  cells         the IR cells a finding's args pick, and why there are none
+  cells         the IR cells a finding's selector picks, and why there are none
   paper_values  the papers' own value of a finding's mean IR
-  checks        the checks, each a Measure or a Skip
+  checks        the checks' measures (each a Measure or a Skip), attached by name to the
+                check objects of ../check_registry.py (what each reads and needs planned,
+                from ../selection.py's Selector: one reading for the scorer and the planner)
   evidence      what our own data say about the cells behind a value"""
 
 from __future__ import annotations
 
-from interference.studies.pairs.findings.checks import (
-    contrast,
-    limit_effect,
-    mean_ir,
-    partner_contrast,
-    same_vs_mixed,
-)
+from interference.studies.pairs.check_registry import CHECKS
+from interference.studies.pairs.findings import checks  # noqa: F401 (registers the checks)
 from interference.studies.pairs.findings.paper_values import _published_mean
 
 __all__ = ["CHECKS", "_published_mean"]
-
-CHECKS = {
-    "mean_ir": mean_ir,
-    "contrast": contrast,
-    "same_vs_mixed": same_vs_mixed,
-    "partner_contrast": partner_contrast,
-    "limit_effect": limit_effect,
-}

@@ -1,22 +1,19 @@
 """The IR cells a finding of the papers is about: interference.tsv's rows (with split.tsv's
-columns) that a finding's args pick, one per pairing unless it names a metric; and, when there are
-none, why (what the config lacks)."""
+columns) that a finding's Selector picks, one per pairing unless it names a metric; and, when
+there are none, why (what the config lacks)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from interference.core.groups import OF_A_TRIPLE
 from interference.findings.verdict import MIN_SAMPLES, NOT_RUN, Skip
-from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES, UNLIMITED, UNLIMITED_CASES
+from interference.studies.pairs.cases import UNLIMITED, UNLIMITED_CASES
+from interference.studies.pairs.selection import Selector
 from interference.studies.pairs.statistics import ITERATIONS_LEVEL, RUNS_LEVEL
 from interference.studies.pairs.statistics.paired import BLOCKS_PAIRED, RUNS_PAIRED
 
 CELL = ["host", "runtime", "case", "target", "partner", "metric"]
-# Microservices the papers did not pair (the CPU-spinning control, config/control.yaml): in a
-# finding's cells only where its args name them.
-CONTROLS = ("P",)
 # interference.tsv's ci_level values, the weakest first.
 LEVEL_ORDER = ["", ITERATIONS_LEVEL, BLOCKS_PAIRED, RUNS_LEVEL, RUNS_PAIRED]
 
@@ -32,10 +29,9 @@ def _num(df: pd.DataFrame, *cols) -> pd.DataFrame:
     return df
 
 
-def cells(ctx, args: dict) -> pd.DataFrame:
-    """The IR cells a finding is about: interference.tsv rows (with the split's columns) filtered by
-    args cases, targets, partners, pairing (mixed / same) and host; `ir` is the partner's effect
-    with effect: partner."""
+def cells(ctx, sel: Selector) -> pd.DataFrame:
+    """The IR cells a finding is about: interference.tsv rows (with the split's columns) its
+    selector picks; `ir` is the partner's effect with effect: partner."""
     t = _num(ctx.table("interference"), "ir", "ir_ci_low", "ir_ci_high", "n", "baseline_n", "ir_se_own",
              "ir_se_baseline", "ci_df", "df_own", "df_baseline")  # fmt: skip
     if t.empty:
@@ -45,8 +41,8 @@ def cells(ctx, args: dict) -> pd.DataFrame:
         s = _num(s, *(c for c in s if c.endswith(("_ir", "_ci_low", "_ci_high", "_n"))))
         extra = [c for c in s if c.startswith(("limit_", "partner_")) or c == "unlimited_n"]
         t = t.merge(s[[*CELL, *extra]], on=CELL, how="left")
-    t = _select(t, args)
-    if args.get("effect") == "partner":
+    t = sel.rows(t)
+    if sel.effect == "partner":
         if "partner_ir" not in t or t["partner_ir"].isna().all():
             return t.iloc[:0]
         # The split's interval has the same levels as the IR's (the same variance components), but
@@ -55,26 +51,7 @@ def cells(ctx, args: dict) -> pd.DataFrame:
                      ir_se_own=np.nan, ir_se_baseline=np.nan, df_own=np.nan, df_baseline=np.nan,
                      baseline_n=t.get("unlimited_n", t["baseline_n"]).where(t["case"].isin(UNLIMITED_CASES), t["baseline_n"]))  # fmt: skip
     t = t[t["ir"].notna()]
-    return t if "metric" in args else _per_pair(t)
-
-
-def _select(df: pd.DataFrame, args: dict) -> pd.DataFrame:
-    """The rows of an IR table (ours or the paper's) a finding's args pick: cases, targets,
-    partners, pairing (mixed / same) and host; pairs only (the papers measured no triple)."""
-    df = df[df["case"].isin(args.get("cases", PAPERS_CONCURRENT_CASES))]
-    df = df[~df["partner"].astype(str).str.contains(OF_A_TRIPLE)]
-    for key, column in (("targets", "target"), ("partners", "partner")):
-        if key in args:
-            df = df[df[column].isin(args[key])]
-        else:
-            df = df[~df[column].isin(CONTROLS)]
-    if args.get("pairing") == "mixed":
-        df = df[df["target"] != df["partner"]]
-    elif args.get("pairing") == "same":
-        df = df[df["target"] == df["partner"]]
-    if "host" in args and "host" in df:
-        df = df[df["host"] == args["host"]]
-    return df
+    return t if sel.metric is not None else _per_pair(t)
 
 
 def _per_pair(t: pd.DataFrame) -> pd.DataFrame:
@@ -100,29 +77,29 @@ def _per_pair(t: pd.DataFrame) -> pd.DataFrame:
     return g[enough] if enough.any() else g
 
 
-def _missing(ctx, args: dict) -> Skip:
-    """Why a finding has no cells: what the config lacks."""
+def _missing(ctx, sel: Selector) -> Skip:
+    """Why a selection has no cells: what the config lacks."""
     have = ctx.table("summary")
     lacks = []
-    for key, what in (("targets", "microservice"), ("partners", "microservice")):
-        for m in args.get(key, []):
+    for names in (sel.targets, sel.partners):
+        for m in names or ():
             if have.empty or m not in set(have["target"]):
-                lacks.append(f"{what} {m}")
-    for c in args.get("cases", []):
+                lacks.append(f"microservice {m}")
+    for c in sel.cases or ():
         if have.empty or c not in set(have["case"]):
             lacks.append(f"Case {c}")
-    if "host" in args and (have.empty or args["host"] not in set(have["host"])):
-        lacks.append(f"host {args['host']}")
-    if args.get("effect") == "partner" and (have.empty or UNLIMITED not in set(have["case"])):
+    if sel.host is not None and (have.empty or sel.host not in set(have["host"])):
+        lacks.append(f"host {sel.host}")
+    if sel.effect == "partner" and (have.empty or UNLIMITED not in set(have["case"])):
         lacks.append("Case 1u (the unlimited baseline)")
     if lacks:
         return Skip(NOT_RUN, f"these results have no {', '.join(dict.fromkeys(lacks))}")
-    cases = ", ".join(args.get("cases", PAPERS_CONCURRENT_CASES))
-    if "targets" in args or "partners" in args:
-        pairs = [f"{t}+{p}" for t in args.get("targets", ["any"]) for p in args.get("partners", ["any"])]
+    cases = ", ".join(sel.case_list)
+    if sel.targets is not None or sel.partners is not None:
+        pairs = [f"{t}+{p}" for t in sel.targets or ["any"] for p in sel.partners or ["any"]]
         what = "pair " + " or ".join(pairs)
     else:
-        what = {"same": "same-kind pair", "mixed": "pair of different kinds"}.get(args.get("pairing"), "pair")
+        what = {"same": "same-kind pair", "mixed": "pair of different kinds"}.get(sel.pairing, "pair")
     return Skip(NOT_RUN, f"these results have no {what} in Case {cases} (the config's pairs leave it out)")
 
 

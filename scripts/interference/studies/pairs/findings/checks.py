@@ -23,6 +23,7 @@ from interference.studies.pairs.cases import UNLIMITED
 from interference.studies.pairs.findings.cells import _label, _missing, _n, _num, cells
 from interference.studies.pairs.findings.evidence import explain
 from interference.studies.pairs.findings.paper_values import _published_mean
+from interference.studies.pairs.check_registry import cases_a_and_b, measures, one, partners_a_and_b
 from interference.studies.pairs.statistics import ITERATIONS_LEVEL, RUNS_LEVEL
 from interference.studies.pairs.statistics.paired import BLOCKS_PAIRED, RUNS_PAIRED
 
@@ -65,10 +66,12 @@ def measure_over(
                       pooled=pool(by_cell) if len(by_cell) > 1 else None, **kw)  # fmt: skip
 
 
+@measures("mean_ir")
 def mean_ir(ctx, args: dict):
-    t = cells(ctx, args)
+    (sel,) = one(args)
+    t = cells(ctx, sel)
     if t.empty:
-        return _missing(ctx, args)
+        return _missing(ctx, sel)
     what = "IR of " + _label(t.iloc[0]) if len(t) == 1 else f"mean IR over {len(t)} pairings and cases"
     by_cell = ir_cells(t)
     pub, pub_from = _published_mean(ctx, args)
@@ -76,15 +79,16 @@ def mean_ir(ctx, args: dict):
                         evidence=explain(ctx, t))  # fmt: skip
 
 
+@measures("contrast")
 def contrast(ctx, args: dict):
     """IR(a) - IR(b) in each cell both cases have (the baseline they share cancels), and the
     mean of those differences."""
-    a = cells(ctx, {**args, "cases": [args["a"]]})
-    b = cells(ctx, {**args, "cases": [args["b"]]})
+    sel_a, sel_b = cases_a_and_b(args)
+    a, b = cells(ctx, sel_a), cells(ctx, sel_b)
     key = ["host", "runtime", "target", "partner", "metric"]
     j = a.merge(b[key], on=key)
     if j.empty:
-        return _missing(ctx, {**args, "cases": [args["a"], args["b"]]})
+        return _missing(ctx, sel_a.but(cases=[args["a"], args["b"]]))
     a, b = a.merge(j[key], on=key), b.merge(j[key], on=key)
     a_cells, b_cells = ir_cells(a), ir_cells(b)
     by_cell = tuple(
@@ -115,22 +119,25 @@ def _group_difference(ctx, t_a: pd.DataFrame, t_b: pd.DataFrame, what: str):
     )
 
 
+@measures("same_vs_mixed")
 def same_vs_mixed(ctx, args: dict):
-    t = cells(ctx, args)
+    (sel,) = one(args)
+    t = cells(ctx, sel)
     same, mixed = t[t["target"] == t["partner"]], t[t["target"] != t["partner"]]
     if len(same) < 2 or len(mixed) < 2:
-        return _missing(ctx, args)
+        return _missing(ctx, sel)
     what = f"mean IR of {len(same)} same-kind cells minus that of {len(mixed)} mixed cells"
     return _group_difference(ctx, same, mixed, what)
 
 
+@measures("partner_contrast")
 def partner_contrast(ctx, args: dict):
     """Mean IR of the targets beside partners `a` minus beside partners `b`: which partner
     interferes least (above 0: `a` does)."""
-    beside_a = cells(ctx, {**args, "partners": args["a"]})
-    beside_b = cells(ctx, {**args, "partners": args["b"]})
+    sel_a, sel_b = partners_a_and_b(args)
+    beside_a, beside_b = cells(ctx, sel_a), cells(ctx, sel_b)
     if len(beside_a) < 2 or len(beside_b) < 2:
-        return _missing(ctx, {**args, "partners": args["a"] + args["b"]})
+        return _missing(ctx, sel_a.but(partners=[*args["a"], *args["b"]]))
     what = (f"mean IR beside {', '.join(args['a'])} ({len(beside_a)} cells) minus beside "
             f"{', '.join(args['b'])} ({len(beside_b)} cells)")  # fmt: skip
     return _group_difference(ctx, beside_a, beside_b, what)
@@ -189,6 +196,7 @@ def _correlated_mean(cells: list[CellEstimate], label: str) -> CellEstimate:
     return mean_of(same, label)
 
 
+@measures("limit_effect")
 def limit_effect(ctx, args: dict):
     """Case 1u against Case 1 where Case 1's limits are the whole host: only then are the
     resources the same with cgroups and without. Each target's metrics averaged (perfectly

@@ -12,10 +12,11 @@ from interference.findings.pooling import pool
 from interference.findings.verdict import CellEstimate
 from interference.report.format import pct
 from interference.studies.pairs.cases import UNLIMITED_CASES
-from interference.studies.pairs.findings.cells import CONTROLS, _num, cells
+from interference.studies.pairs.findings.cells import _num, cells
+from interference.studies.pairs.selection import Selector
 from interference.studies.pairs.members import beside_runs
 
-CONTROL = CONTROLS[0]  # the partner that only spins a CPU (config/control.yaml)
+CONTROL = "P"  # the partner that only spins a CPU (config/control.yaml): in no default selection
 
 
 def _cores(ctx, target: str, case_set) -> float | None:
@@ -98,7 +99,7 @@ def explain(ctx, t: pd.DataFrame) -> list[str]:
     if len(b) and (b["ir"] > 0.05).any():
         out.append(f"Bonnie++ gains up to {pct(b['ir'].max())} without the memory limit: cause not measured in these "
                    "runs (config/bonnie-direct.yaml measures the block tests with O_DIRECT, without the page cache)")  # fmt: skip
-    control = cells(ctx, {"partners": [CONTROL], "targets": sorted(set(t["target"]))})
+    control = cells(ctx, Selector(partners=(CONTROL,), targets=tuple(sorted(set(t["target"])))))
     if len(control):
         p = pool([CellEstimate("", r["ir"], r["ir_ci_low"], r["ir_ci_high"]) for _, r in control.iterrows()])
         out.append(f"beside P, a partner that only spins a CPU, the same targets' IR is {pct(p.estimate)} "

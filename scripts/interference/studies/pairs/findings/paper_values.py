@@ -1,5 +1,5 @@
 """The papers' own value of a finding's mean IR, from their printed, computed or stated IRs
-(report/published/), picked by the same args as our cells."""
+(report/published/), picked by the same Selector as our cells."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interference.studies.pairs.findings.cells import _select
+from interference.studies.pairs.selection import Selector
 from interference.studies.pairs.statistics.published import published_ir, read_published
 
 
@@ -25,7 +25,7 @@ def published_cells(published_dir: Path, args: dict) -> pd.Series:
     if not paper:
         return pd.Series(dtype=float)
     p = _papers_irs(Path(published_dir))
-    p = _select(p[p["paper"] == paper], args)
+    p = Selector.of(args).rows(p[p["paper"] == paper])
     return p.groupby(["case", "target", "partner"])["ir"].mean()
 
 
