@@ -200,6 +200,20 @@ def test_a_finding_flips_with_its_data_and_so_does_its_text(tmp_path):
     assert f"**{ONE[0]['id']}**" in shown[0] and f"**{ONE[1]['id']}**" not in shown[0]
     assert "−41.0 %" in shown[0] and section.value(w["ours"], "ir") in shown[0]
     assert section.study_blocks(doc, "network") == []
+    # The forest plot: the one scored finding, its point coloured by its verdict, its whisker the
+    # table's interval and its band the claim's range (IR in %).
+    for name, want in (("a", v.REPRODUCED), ("b", v.NOT_REPRODUCED)):
+        doc = Document(tmp_path / name / "stats", PUBLISHED, "test", "pairs")
+        (fig,) = [b.extra["figure"] for b in section.blocks(doc) if "figure" in b.extra]
+        (ax,) = fig.axes
+        points = [line for line in ax.lines if line.get_marker() == "o"]
+        whiskers = [line for line in ax.lines if line.get_marker() in ("None", None, "")]
+        row = (worse if name == "a" else better).iloc[0]
+        assert [p.get_color() for p in points] == [section.VERDICT_COLOR[want]]
+        assert points[0].get_xdata()[0] == pytest.approx(100 * row["ours"])
+        assert whiskers[0].get_xdata() == pytest.approx([100 * row["ci_low"], 100 * row["ci_high"]])
+        (band,) = ax.collections
+        assert band.get_paths()[0].vertices[:, 0].max() == pytest.approx(100 * row["expect_high"])
 
 
 def test_the_limits_effect_is_split_from_the_partners(tmp_path):

@@ -1,5 +1,5 @@
 """The report's Findings section, first in the paper: the scorecard (results/stats/findings.tsv)
-as counts per paper, one row per finding with the paper's figure, ours with the interval its verdict reads, the
+as a forest plot of every scored finding against its claim's range, counts per paper, one row per finding with the paper's figure, ours with the interval its verdict reads, the
 verdict, the cells it holds in and why; then our fidelity to the papers' directions (each study's
 fidelity.tsv, not a finding). Every sentence is computed from those tables."""
 
@@ -11,6 +11,7 @@ import pandas as pd
 
 from interference.findings import verdict as v
 from interference.report.blocks import Block, md
+from interference.report.figures.forest import Panel, Row, forest
 from interference.report.format import and_list, esc, is_num, num, pct, plural
 from interference.report.load import read_tsv
 
@@ -18,6 +19,14 @@ NUMERIC = ["expect_low", "expect_high", "published", "ours", "ci_low", "ci_high"
            "pred_low", "pred_high"]  # fmt: skip
 FIDELITY_NUMERIC = ["pairings", "agree", "share", "ci_low", "ci_high"]
 PAPERS = ("000", "001", "002", "003", "004")
+# The forest plot's point colours (Dark2's green and orange, a grey): apart in greyscale too.
+VERDICT_COLOR = {v.REPRODUCED: "#1b9e77", v.NOT_REPRODUCED: "#d95f02", v.INCONCLUSIVE: "#8c8c8c"}
+# Each quantity's panel: its axis label, the factor to its unit, a log axis.
+PANELS = {
+    "ir": ("interference ratio (%)", 100.0, False),
+    "share": ("share of cells inside the range (%)", 100.0, False),
+    "ratio": ("ratio (×, log scale)", 1.0, True),
+}
 VERDICT_CLASS = {
     v.REPRODUCED: "agree-cell",
     v.NOT_REPRODUCED: "flag-cell",
@@ -150,6 +159,33 @@ def plan_sentence(record: dict) -> str:
     return text + ("; " + "; ".join(said) if said else "") + ". Each row below says why."
 
 
+def forest_block(doc, df: pd.DataFrame) -> Block | None:
+    """Every scored finding as a point with the interval its verdict reads, against its claim's
+    range as a band, coloured by verdict, grouped by paper: one panel per quantity."""
+    scored = df[df["verdict"].isin(list(VERDICT_COLOR)) & df["ours"].map(is_num)]
+    if scored.empty:
+        return None
+    panels = []
+    for quantity, (label, unit, log) in PANELS.items():
+        rows = [
+            Row(r["id"], r["paper"], unit * r["ours"], unit * r["ci_low"], unit * r["ci_high"],
+                unit * r["expect_low"], unit * r["expect_high"], VERDICT_COLOR[r["verdict"]])
+            for _, r in scored[scored["quantity"] == quantity].iterrows()
+        ]  # fmt: skip
+        panels.append(Panel(label, rows, log))
+    counts = scored["verdict"].value_counts()
+    legend = [(f"{name} ({counts[name]})", c) for name, c in VERDICT_COLOR.items() if counts.get(name, 0)]
+    caption = (
+        f"The {plural(len(scored), 'scored finding')} of the table below: ours (a point) with the "
+        f"{pct(v.DECISION_CONFIDENCE, 0, sign=False)} interval its verdict reads (a line), against the "
+        "range its claim allows (the band; open where the claim has one edge), grouped by paper "
+        "(the lines between rows). Findings not run or not testable here are left out."
+    )
+    return doc.figure(
+        forest(panels, legend), caption, alt="Forest plot of the scored findings against their claims' ranges"
+    )
+
+
 def blocks(doc) -> list[Block]:
     path = doc.stats_dir / "findings.tsv"
     out = [md("## Findings")]
@@ -159,6 +195,8 @@ def blocks(doc) -> list[Block]:
     out.append(md(esc(lead(df))))
     if sentence := plan_sentence(doc.config.get("findings_plan") or {}):
         out.append(md(sentence))
+    if (figure := forest_block(doc, df)) is not None:
+        out.append(figure)
     c = counts(df)
     out.append(
         doc.table(

@@ -6,7 +6,8 @@ common style and embedding (a PNG inline in a numbered <figure>: no external req
   ir            interference-ratio bars in percent, one y range for all panels
   heatmap       a value per row × column, one panel per group, diverging colours
   scatter       published against reproduced values, with the agreement diagonal
-  runtimes      performance relative to a reference runtime, CI whiskers, a line at 1"""
+  runtimes      performance relative to a reference runtime, CI whiskers, a line at 1
+  forest        estimates with intervals against a band per row (the Findings' claims)"""
 
 from __future__ import annotations
 
