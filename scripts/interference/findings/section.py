@@ -1,7 +1,9 @@
 """The report's Findings section, first in the paper: the scorecard (results/stats/findings.tsv)
-as a forest plot of every scored finding against its claim's range, counts per paper, one row per finding with the paper's figure, ours with the interval its verdict reads, the
-verdict, the cells it holds in and why; then our fidelity to the papers' directions (each study's
-fidelity.tsv, not a finding). Every sentence is computed from those tables."""
+as a forest plot of every scored finding against its claim's range, counts per paper, one row
+per finding with the paper's figure, ours with the interval its verdict reads, the verdict, the
+cells it holds in and why; then our fidelity to the papers' directions (each study's
+fidelity.tsv, not a finding); and each study section's view of its own rows (study_blocks).
+Every sentence is computed from those tables."""
 
 from __future__ import annotations
 
