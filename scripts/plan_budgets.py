@@ -22,7 +22,6 @@ from interference.steps import estimate, plan
 from interference.steps.config import model_seconds
 from interference.studies.pairs import cases
 
-
 # The least the pair study's statistics take: runs are the unit (two a cell), a concurrent window
 # holds two samples of each member, and the baselines are not measured again at the end.
 LEAST_RUNS = 2
@@ -56,7 +55,10 @@ def main() -> None:
         Path("results"), cfg.get("host") or socket.gethostname().split(".")[0], keep=False
     )
     scale = said.factor
-    seconds = lambda c: model_seconds(c, scale)
+
+    def seconds(c):
+        return model_seconds(c, scale)
+
     print(estimate.scale_words(said))
     every = plan.expand({**cfg, "budget_min": None}, seconds, None)
     testable = every["findings_plan"]["planned"]

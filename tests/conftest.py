@@ -172,7 +172,8 @@ def runtime_leftovers(run_id: str | None = None) -> list[str]:
             left += [f"podman {kind} {x}" for x in r.stdout.split()]
     for pattern in ("*/interference/*", "interference/*", "*/interference-nested/*", "interference-nested/*"):
         left += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob(pattern) if p.is_dir()]
-    left += [f"mount {line.split()[4]}" for line in open("/proc/self/mountinfo") if "interference" in line]
+    mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    left += [f"mount {line.split()[4]}" for line in mounts if "interference" in line]
     for state in ("lxc", "vm"):
         for kind in ("commands", "networks", "volumes", "guests", "lxc"):
             folder = Path("/var/lib/interference") / state / kind

@@ -10,12 +10,11 @@ import tarfile
 import numpy as np
 import pandas as pd
 import pytest
-from interference.stores import tarballs
 from interference.paper import changes_section
 from interference.paper.document import Document
 from interference.stats.descriptive import describe
 from interference.steps import changes
-from interference.stores import sessions
+from interference.stores import sessions, tarballs
 
 GROUP = ["host", "runtime", "instances", "metric"]
 CONFIG = {

@@ -2,13 +2,13 @@
 into the config; a budget filled cheapest first, checked against a hand-worked allocation; the
 plan recorded and printed, and the scorecard naming why a finding did not run."""
 
+import pandas as pd
 import pytest
 from conftest import keep_reference_probe
+from interference import studies
 from interference.steps import config as config_module
 from interference.steps import plan
 from interference.steps.scorecard import plan_reasons
-import pandas as pd
-from interference import studies
 from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES, pair_name
 from interference.studies.pairs.check_registry import CHECKS
 from interference.studies.pairs.selection import PAPERS
@@ -56,7 +56,9 @@ def test_the_plan_runs_exactly_the_cells_each_pair_finding_reads():
             continue
         read = pd.concat([s.rows(full) for s in check.reads(args)])
         assert len(read), e["id"]
-        pairs = {pair_name(sorted((t, p), key=members.index)) for t, p in zip(read["target"], read["partner"])}
+        pairs = {
+            pair_name(sorted((t, p), key=members.index)) for t, p in zip(read["target"], read["partner"])
+        }
         assert pairs == set(need["pairs"]), e["id"]
         assert set(read["case"]) == set(need["cases"]) - {"1", "1u"}, e["id"]
         assert set(read["target"]) | set(read["partner"]) == set(need["microservices"]), e["id"]

@@ -16,7 +16,7 @@ def samples(edge_cost_3a: float) -> pd.DataFrame:
         for case, partner, cost in (("1", "NA", 1.0), ("3a", "L", 0.6), ("3b", "L", 0.9)):
             if host == "edge" and case == "3a":
                 cost = edge_cost_3a
-            for i in range(8):
+            for _ in range(8):
                 rows.append({"host": host, "runtime": "docker", "case": case, "target": "L", "partner": partner,
                              "metric": "gflops", "value": 10 * speed * cost * (1 + 0.02 * rng.standard_normal()),
                              "unit": "GFLOPS", "higher_is_better": True, "status": "ok", "in_overlap": True})  # fmt: skip

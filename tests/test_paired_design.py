@@ -165,8 +165,8 @@ def test_one_run_per_cell_gives_an_interval_over_blocks_that_decides_nothing():
         rows += _rows("3b", "S", 1, b, "with", w) + _rows("3b", "S", 1, b, "without", wo)
     r = interference_ratios(pd.DataFrame(rows), n_resamples=200).iloc[0]
     assert r["ci_level"] == paired.BLOCKS_PAIRED and r["ci_df"] == 2
-    from interference.studies.pairs.findings.checks import LEVELS
     from interference.findings.inference import ITERATIONS
+    from interference.studies.pairs.findings.checks import LEVELS
 
     assert LEVELS[r["ci_level"]] == ITERATIONS  # blocks lie inside one run: no verdict on them
 

@@ -181,7 +181,7 @@ def assert_cpu_is_the_kernels(url: str, pid: int) -> None:
     before = kernel_cpu_s(pid)
     cpu = float(get(url))
     after = kernel_cpu_s(pid)
-    assert 0 < cpu and before - tick <= cpu <= after + tick, (before, cpu, after)
+    assert cpu > 0 and before - tick <= cpu <= after + tick, (before, cpu, after)
 
 
 def test_ping_relays_exactly_m_bytes_from_pong(services):

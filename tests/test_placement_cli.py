@@ -4,9 +4,8 @@ validation written, and a missing table or an unknown microservice named before 
 
 import pandas as pd
 import pytest
-from test_placement import limit_rows, pressure_rows, sensitivity_rows
-
 from interference.steps import placement
+from test_placement import limit_rows, pressure_rows, sensitivity_rows
 
 WHERE = {"host": "h", "runtime": "docker"}
 

@@ -453,7 +453,6 @@ def test_the_tables_feed_the_predictor(tmp_path):
     """sensitivity, pressure and limit_effect as written here are what profiles.py reads and
     predict.py turns into a pair's IR."""
     from interference.studies.profiling.predict import predict_group
-    from interference.studies.profiling.profiles import Profiles
 
     rows = [
         ("1", "L", "", "", "", 1, "gflops", True, [9, 11]),
@@ -490,7 +489,6 @@ def test_case_3b_is_predicted_from_placement_3b_against_the_limited_baselines(tm
     """Placement 3b's curves and pressures are against Case 1 (limited alone), and a Case 3b
     prediction reads them rather than 3a's."""
     from interference.studies.profiling.predict import predict_group
-    from interference.studies.profiling.profiles import Profiles
 
     rows = [
         ("1", "L", "", "", "", 1, "gflops", True, [9, 11]),

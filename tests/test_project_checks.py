@@ -1,5 +1,5 @@
 """Project hygiene that a reviewer would otherwise check by hand: the workflow lints clean,
-is formatted, the GitHub workflow is valid, and conda envs pin what requirements.txt pins."""
+the Python is formatted and lints clean by the chosen rules, the GitHub workflow is valid, and conda envs pin what requirements.txt pins."""
 
 import ast
 import importlib.metadata
@@ -32,6 +32,18 @@ def test_snakefiles_are_formatted():
 def test_python_is_formatted():
     r = run(str(BIN / "ruff"), "format", "--check", "scripts", "tests")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_python_lints_clean_by_the_chosen_rules():
+    """ruff check with pyproject.toml's rule set (pyflakes, bugbear, pyupgrade, isort, simplify)."""
+    r = run(str(BIN / "ruff"), "check", "--no-cache", "scripts", "tests")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_lint_rules_catch_an_unused_import(tmp_path):
+    (tmp_path / "bad.py").write_text("import os\n")
+    r = run(str(BIN / "ruff"), "check", "--no-cache", "--config", str(REPO / "pyproject.toml"), str(tmp_path))
+    assert r.returncode == 1 and "F401" in r.stdout, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,7 @@ def test_the_pair_studys_column_lists_come_from_its_schemas():
     from interference.studies.pairs import statistics as st
     from interference.studies.pairs.section import data
 
-    assert st.SUMMARY_COLUMNS == schemas.SUMMARY.columns
+    assert schemas.SUMMARY.columns == st.SUMMARY_COLUMNS
     assert st.NUMERIC_COLUMNS["interference"] == schemas.INTERFERENCE.numeric
     assert data.TABLES["runtimes"] == (schemas.RUNTIMES.columns, schemas.RUNTIMES.numeric)
     assert "higher_is_better" not in schemas.SUMMARY.numeric and "n" in schemas.SUMMARY.numeric
@@ -174,9 +174,8 @@ def test_the_sample_rows_columns_come_from_the_sample_record():
 def test_the_parse_step_checks_a_runs_rows_before_writing(monkeypatch, tmp_path, caplog):
     """A real run's rows (the pair study's parser on a captured Linpack output) are written; rows
     whose value is not a number are refused, naming the column, and nothing is written."""
-    from test_parse_run import make_run
-
     from interference.steps import parse
+    from test_parse_run import make_run
 
     meta = make_run(tmp_path, "L", ["ok"], ["ok"], case="1", members=("L",))
     # A whole run record (core/records.py): what make_run leaves out, as the runner writes it.

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine, run_report
 from interference.steps.config import ConfigError, validate
-from interference.stores import tarballs
 from interference.steps.transfer import TransferError, expected_settings, export, import_results
+from interference.stores import tarballs
 
 PART = {"runtimes": ["host"], "layers": ["loopback", "reference"], "message_sizes": [10], "duration_s": 1,
         "iterations": 2}  # fmt: skip

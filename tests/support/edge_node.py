@@ -14,6 +14,7 @@ Everything it made (the container, its engine's volume, the cgroups) is removed 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import subprocess
 import sys
@@ -177,8 +178,7 @@ class EdgeNode:
         while (left := list(Path("/sys/fs/cgroup").glob(f"*/{self.group}"))) and time.time() < deadline:
             for d in left:
                 for sub in sorted((p for p in d.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [d]:
-                    try:
+                    # Not yet empty (its tasks are leaving), or gone through another path.
+                    with contextlib.suppress(OSError):
                         sub.rmdir()
-                    except OSError:
-                        pass  # not yet empty (its tasks are leaving), or gone through another path
             time.sleep(0.2)

@@ -14,6 +14,7 @@ slurm-wlm and munge, started directly (no systemd), everything stopped and remov
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -181,10 +182,8 @@ class LocalCluster:
             self.edge.stop()
         for pid in [self.state / "slurmctld.pid", self.state / f"slurmd-{self.node}.pid"]:
             if pid.exists():
-                try:
+                with contextlib.suppress(ProcessLookupError, ValueError):
                     os.kill(int(pid.read_text()), signal.SIGTERM)
-                except (ProcessLookupError, ValueError):
-                    pass
         if self.munged:
             os.kill(self.munged, signal.SIGTERM)
         deadline = time.time() + 20
@@ -233,10 +232,8 @@ def main(argv=None) -> int:
     edge = edge if a.edge else None
     with LocalCluster(a.state, a.node, edge) as env:
         print(f"Slurm is up ({env['SLURM_CONF']}); Ctrl-C stops it", flush=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             signal.pause()
-        except KeyboardInterrupt:
-            pass
     return 0
 
 

@@ -5,6 +5,7 @@ Everything lives under an `interference` group, so that what a run left is easy 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -108,10 +109,8 @@ def folders_of(name: str) -> list[Path]:
 def pids(folders: list[Path]) -> set[int]:
     out = set()
     for folder in folders:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             out |= {int(x) for x in (folder / "cgroup.procs").read_text().split()}
-        except FileNotFoundError:
-            pass
     return out
 
 
@@ -121,10 +120,8 @@ def kill_and_remove(name: str, grace_s: float = 5.0) -> list[Path]:
     deadline = time.time() + grace_s
     while (left := pids(folders)) and time.time() < deadline:
         for pid in left:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         time.sleep(0.05)
     for folder in folders:
         folder.rmdir()

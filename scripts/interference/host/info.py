@@ -17,9 +17,10 @@ from interference.host.cgroups import ROOT, process_folders
 
 def cpu_model() -> str:
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
     return platform.processor() or "unknown"
@@ -55,9 +56,10 @@ def cgroup_memory_limit(proc_cgroup: str, root: Path = ROOT) -> int | None:
 def memory_bytes() -> int | None:
     total = None
     try:
-        for line in open("/proc/meminfo"):
-            if line.startswith("MemTotal:"):
-                total = int(line.split()[1]) * 1024
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    total = int(line.split()[1]) * 1024
     except OSError:
         pass
     try:

@@ -205,7 +205,7 @@ def blocks(doc) -> list[Block]:
                     f"(results/stats/{esc(study)}/changes.tsv); the {plural(int((rows['verdict'] == 'unchanged').sum()), 'unchanged cell')} "
                     "are in the table file.",
                     text_cols=(0, 4),
-                    cell_class=lambda i, j: classes[i] if j == 4 else "",
+                    cell_class=lambda i, j, classes=classes: classes[i] if j == 4 else "",
                 )
             )
     return out

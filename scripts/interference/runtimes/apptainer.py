@@ -9,6 +9,7 @@ refused. Volumes are directories bound in."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -123,8 +124,6 @@ class ApptainerRuntime(LocalProcessRuntime):
     def remove(self, name: str) -> None:
         pgid = self._record(name).get("pid")
         if pgid:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(pgid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         self._forget(name)

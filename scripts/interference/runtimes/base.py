@@ -155,7 +155,7 @@ class ContainerRuntime(abc.ABC):
         """The versions each microservice's install.sh recorded in the image."""
 
     # -- runs ------------------------------------------------------------------------------
-    def prepare(self, images: dict) -> None:
+    def prepare(self, images: dict) -> None:  # noqa: B027 (a hook: most runtimes need nothing)
         """Make, once and outside any timing, what runs of these images need beyond the image
         itself (nested: a pre-loaded data root)."""
 
@@ -173,7 +173,7 @@ class ContainerRuntime(abc.ABC):
         of the run by remove_labelled."""
         return {}
 
-    def close_run(self) -> None:
+    def close_run(self) -> None:  # noqa: B027 (a hook: most runtimes open nothing)
         """Remove what open_run made (its containers must be removed first)."""
 
     @abc.abstractmethod

@@ -35,13 +35,10 @@ from interference.stats.descriptive import prepare, valid
 from interference.stats.resampling import relative_change
 from interference.stats.session_differences import definition_differences, environment_differences, flat
 from interference.stats.session_variance import (
-    CHANGED,
     COMPONENT_COLUMNS,
-    INCONCLUSIVE,
     ITERATIONS,
     NO_VERDICT,
     NONE,
-    UNCHANGED,
     Between,
     between_runs,
     cell_errors,

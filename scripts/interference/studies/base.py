@@ -145,7 +145,7 @@ class Study(abc.ABC):
         """The schema of studies.<name>; a study whose schema depends on declarations overrides it."""
         return self.schema
 
-    def check(self, cfg: dict) -> None:
+    def check(self, cfg: dict) -> None:  # noqa: B027 (a hook: most studies' schema says it all)
         """Checks beyond the schema (raise StudyConfigError)."""
 
     def host_packages(self, cfg: dict) -> tuple[HostPackage, ...]:
@@ -153,7 +153,7 @@ class Study(abc.ABC):
         its runtimes'."""
         return ()
 
-    def check_machine(self, cfg: dict) -> None:
+    def check_machine(self, cfg: dict) -> None:  # noqa: B027 (a hook: most need only packages)
         """Checks of this machine beyond its packages (a kernel feature, a device); raise
         StudyConfigError. Skipped when only the packages a config needs are asked for."""
 

@@ -12,7 +12,6 @@ import copy
 import os
 from pathlib import Path
 
-
 from interference import REPO_ROOT
 from interference.core.microservices import registry as microservices
 from interference.core.microservices import sizes_properties, unknown_in

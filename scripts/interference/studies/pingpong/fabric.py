@@ -229,26 +229,26 @@ class Fabric:
                     shutil.copy(self.state / other / "hosts" / other, self.state / host / "hosts" / other)
         lifetime = str(max(1, int(self.deadline - time.time())))
         for host in HOSTS:
-            log = open(self.outdir / f"tinc-{host}.log", "w")
-            self.daemons.append(
-                subprocess.Popen(
-                    ["ip", "netns", "exec", self.ns[host], "timeout", lifetime]
-                    + [
-                        "tincd",
-                        "-c",
-                        str(self.state / host),
-                        "-D",
-                        "-d1",
-                        "--pidfile",
-                        str(self.state / f"{host}.pid"),
-                    ],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    start_new_session=True,
+            # The daemon keeps its own copy of the log's descriptor.
+            with open(self.outdir / f"tinc-{host}.log", "w") as log:
+                self.daemons.append(
+                    subprocess.Popen(
+                        ["ip", "netns", "exec", self.ns[host], "timeout", lifetime]
+                        + [
+                            "tincd",
+                            "-c",
+                            str(self.state / host),
+                            "-D",
+                            "-d1",
+                            "--pidfile",
+                            str(self.state / f"{host}.pid"),
+                        ],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
                 )
-            )
-            log.close()
         version = _run(["tincd", "--version"]).splitlines()[0]
         return {"overlay_daemon": version, "cipher": cipher, "digest": digest}
 

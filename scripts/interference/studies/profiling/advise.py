@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from interference.stats.descriptive import CONFIDENCE
 from interference.core.groups import labels
+from interference.stats.descriptive import CONFIDENCE
 from interference.studies.profiling.predict import Profiles, predict_member
 
 ADVICE_COLUMNS = [

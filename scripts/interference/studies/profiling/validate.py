@@ -28,7 +28,6 @@ the diagonal of agreement."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 

@@ -20,10 +20,10 @@ from interference.findings.verdict import (
 )
 from interference.report.format import pct
 from interference.studies.pairs.cases import UNLIMITED
+from interference.studies.pairs.check_registry import cases_a_and_b, measures, one, partners_a_and_b
 from interference.studies.pairs.findings.cells import _label, _missing, _n, _num, cells
 from interference.studies.pairs.findings.evidence import explain
 from interference.studies.pairs.findings.paper_values import _published_mean
-from interference.studies.pairs.check_registry import cases_a_and_b, measures, one, partners_a_and_b
 from interference.studies.pairs.statistics import ITERATIONS_LEVEL, RUNS_LEVEL
 from interference.studies.pairs.statistics.paired import BLOCKS_PAIRED, RUNS_PAIRED
 

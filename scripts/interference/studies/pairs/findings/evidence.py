@@ -13,8 +13,8 @@ from interference.findings.verdict import CellEstimate
 from interference.report.format import pct
 from interference.studies.pairs.cases import UNLIMITED_CASES
 from interference.studies.pairs.findings.cells import _num, cells
-from interference.studies.pairs.selection import Selector
 from interference.studies.pairs.members import beside_runs
+from interference.studies.pairs.selection import Selector
 
 CONTROL = "P"  # the partner that only spins a CPU (config/control.yaml): in no default selection
 

@@ -15,9 +15,6 @@ from interference.report.format import (
 from interference.studies.pairs.cases import ALONE_CASES, CASES, MIXED, members_of
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_NAME, PairsData
-
-TEXT_TABLE = {"numeric_from": 99, "table_class": "rpt-table rpt-text"}
-
 from interference.studies.pairs.section.method_tables import MethodTables, _cases, _sizes
 
 

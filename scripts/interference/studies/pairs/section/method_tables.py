@@ -4,6 +4,8 @@ the variance between runs and iterations, and every run. Method (method.py) is t
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from interference.core.table_schema import RUN_IDENTITY
@@ -56,10 +58,8 @@ def _sizes(text: str) -> str:
     out = []
     for part in text.split(", "):
         key, _, value = part.partition("=")
-        try:
+        with contextlib.suppress(ValueError):  # a word (direct_io=True) stays as recorded
             value = numi(float(value))
-        except ValueError:
-            pass  # a word (direct_io=True) stays as recorded
         out.append(f"{key} = {value}")
     return ", ".join(out)
 

@@ -83,7 +83,7 @@ def _anova_family(d: pd.DataFrame) -> list[dict]:
         skipped.append(f"only case {d['case'].iloc[0]}")
     if k_partner < 2:
         skipped.append(f"only partner {d['partner'].iloc[0]}")
-    for method, formula, kw_factor in _candidates(k_case, k_partner):
+    for method, formula, kw_factor in _candidates(k_case, k_partner):  # noqa: B007 (read after the break)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             fit, why = _fit(d, formula)

@@ -39,7 +39,7 @@ class Tables:
             return []
         sizes = sorted(set(self.rel["message_bytes"]))
         cells = []
-        for (fig_id, layer, base, rt), g in self.rel.groupby(
+        for (_, layer, base, rt), g in self.rel.groupby(
             ["figure", "layer", "baseline", "runtime"], sort=False
         ):
             by_size = {r.message_bytes: r for r in g.itertuples(index=False)}
