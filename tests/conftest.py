@@ -204,7 +204,7 @@ def runtime_leftovers(run_id: str | None = None) -> list[str]:
 # module fixtures on one. The files that share this machine's Slurm daemons (munge, slurmctld,
 # slurmd) count as one file (xdist's loadgroup would say so by marks, but it stopped grouping
 # with pytest 9.2: pytest-xdist issue 1386). The longest start first (with
-# --no-loadscope-reorder), so that the two processes end about together (README: slowest tests).
+# --no-loadscope-reorder), so that the two processes end about together (docs/benchmarks.md: the slowest tests).
 SHARED_DAEMONS = {"tests/test_slurm.py": "slurm", "tests/test_slurm_cluster.py": "slurm"}
 LONGEST_FIRST = [
     # The unit phase's longest (a rendered report in Chromium; report fixtures; no integration
