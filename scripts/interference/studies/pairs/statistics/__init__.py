@@ -4,12 +4,14 @@ Only samples with status "ok", a value and in_overlap True count; every other sa
 counted in n_excluded_failed or n_excluded_overlap of its group. Case "1" (the target alone in
 a limited container) is the baseline of every concurrent case (2, 3a, 3b; a triple's 2-3a) of
 the same host, runtime, target and metric. The ANOVA and Tukey tests keep to the papers' design
-(pairs in Cases 1, 2, 3a and 3b: hypothesis_tests.pairs_only). A statistic that cannot be computed is left empty and the row says
-why (note / reason): never a crash, never an unexplained NaN.
+(pairs in Cases 1, 2, 3a and 3b: hypothesis_tests.pairs_only). A statistic that cannot be
+computed is left empty and the row says why (note / reason): never a crash, never an unexplained
+NaN.
 
-ANOVA and Tukey HSD are in significance.py, the runtime comparison in runtime_ratios.py.
-Each table is one job of the statistics rule (python -m interference.steps.statistics --study pairs
---table NAME); PairsStudy.tables in __init__.py maps the names to these functions."""
+ANOVA and Tukey HSD are in hypothesis_tests.py, the runtime comparison in runtime_ratios.py, the
+paired design's ratios in paired.py. The statistics rule computes every table of the study in one
+process (python -m interference.steps.statistics --study pairs); the pair study's `tables`
+(studies/pairs/__init__.py) maps each table's name to its function in tables.py."""
 
 from __future__ import annotations
 
