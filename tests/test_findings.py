@@ -480,26 +480,29 @@ def test_fidelity_counts_a_pairing_once_and_the_abstract_and_findings_say_the_sa
 
 
 def test_the_control_partner_enters_a_findings_cells_only_where_named():
-    from interference.studies.pairs.findings.cells import _select
+    from interference.studies.pairs.selection import Selector
 
     df = pd.DataFrame(
         [("2", t, p) for t, p in (("L", "S"), ("NR", "P"), ("P", "NR"), ("NR", "NR"))],
         columns=["case", "target", "partner"],
     )
-    assert set(zip(*_select(df, {}).pipe(lambda d: (d["target"], d["partner"])))) == {
+    assert set(zip(*Selector.of({}).rows(df).pipe(lambda d: (d["target"], d["partner"])))) == {
         ("L", "S"),
         ("NR", "NR"),
     }
-    named = _select(df, {"partners": ["P"]})
+    named = Selector.of({"partners": ["P"]}).rows(df)
     assert list(named["target"]) == ["NR"]  # the control as partner, not as target
 
 
 def test_a_findings_cells_are_the_papers_pairs_not_the_advices_triples():
-    from interference.studies.pairs.findings.cells import _select
+    from interference.studies.pairs.selection import Selector
 
     df = pd.DataFrame(
         {"case": ["2", "2", "2-3a", "3a"], "target": ["L"] * 4, "partner": ["S", "S+Y", "S|Y", "L"]}
     )
-    assert list(_select(df, {}).partner) == ["S", "L"]
-    assert list(_select(df, {"pairing": "mixed"}).partner) == ["S"]  # a triple is not a "mixed pair"
-    assert list(_select(df, {"cases": ["2-3a"]}).partner) == []
+    assert list(Selector.of({}).rows(df).partner) == ["S", "L"]
+    assert list(Selector.of({"pairing": "mixed"}).rows(df).partner) == ["S"]  # a triple is not a "mixed pair"
+    assert list(Selector.of({"cases": ["2-3a"]}).rows(df).partner) == []
+    # A finding naming a metric reads that metric only.
+    metrics = pd.DataFrame({"case": "2", "target": "L", "partner": "S", "metric": ["gflops", "time"]})
+    assert list(Selector.of({"metric": "time"}).rows(metrics).metric) == ["time"]

@@ -13,16 +13,56 @@ from __future__ import annotations
 
 import itertools
 import os
+from dataclasses import dataclass
 
-MIXED = "2-3a"
-CASES = ("1", "1u", "2", "3a", "3b", MIXED)
-PAPERS_CONCURRENT_CASES = ("2", "3a", "3b")
-CONCURRENT_CASES = (*PAPERS_CONCURRENT_CASES, MIXED)
-UNLIMITED = "1u"
+
+@dataclass(frozen=True)
+class Case:
+    """One placement case: its id, its placement in words (as the report says it), whether its
+    containers are limited as Case 1's, whether one microservice runs alone (a fresh container
+    per iteration), whether the papers measured it, and the alone case its IR is against."""
+
+    id: str
+    placement: str
+    limited: bool
+    alone: bool
+    papers: bool
+    baseline: str | None  # None: an alone case, itself a baseline
+
+    @property
+    def name(self) -> str:
+        return f"Case {self.id}"
+
+
+BASELINE, UNLIMITED, MIXED = "1", "1u", "2-3a"
+# The one registry of the cases; every tuple below is derived from it.
+REGISTRY = {
+    c.id: c
+    for c in (
+        Case(BASELINE, "one microservice alone in one container, with cgroup limits (the baseline)",
+             limited=True, alone=True, papers=True, baseline=None),
+        Case(UNLIMITED, "one microservice alone in one container, no limits (not in the papers: separates "
+             "the limit's effect from the partner's)", limited=False, alone=True, papers=False, baseline=None),
+        Case("2", "both microservices (or a triple's three) in one container, no limits (intra-container)",
+             limited=False, alone=False, papers=True, baseline=BASELINE),
+        Case("3a", "two containers side by side, no limits (inter-container)",
+             limited=False, alone=False, papers=True, baseline=BASELINE),
+        Case("3b", "two containers side by side, each limited as in Case 1 (inter-container)",
+             limited=True, alone=False, papers=True, baseline=BASELINE),
+        Case(MIXED, "three microservices: two in one container, the third in its own, no limits (not in "
+             "the papers: the placement advice's mixed placement)",
+             limited=False, alone=False, papers=False, baseline=BASELINE),
+    )
+}  # fmt: skip
+CASES = tuple(REGISTRY)
+PAPERS_CONCURRENT_CASES = tuple(c.id for c in REGISTRY.values() if c.papers and not c.alone)
+CONCURRENT_CASES = tuple(c.id for c in REGISTRY.values() if not c.alone)
 # One microservice alone, a fresh container per iteration.
-ALONE_CASES = ("1", UNLIMITED)
+ALONE_CASES = tuple(c.id for c in REGISTRY.values() if c.alone)
 # The concurrent cases whose containers have no limits: their partner's effect is against 1u.
-UNLIMITED_CASES = ("2", "3a", MIXED)
+UNLIMITED_CASES = tuple(c.id for c in REGISTRY.values() if not c.alone and not c.limited)
+# The papers' cases compared two by two (the post-hoc tests' families).
+PAPERS_COMPARISONS = tuple(itertools.combinations([c.id for c in REGISTRY.values() if c.papers], 2))
 # Case 1 measured once more after every other run (config drift_check): its samples' case.
 END = "1-end"
 

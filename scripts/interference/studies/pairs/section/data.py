@@ -8,20 +8,14 @@ import pandas as pd
 from interference.report import figures
 from interference.report.blocks import Block
 from interference.studies.pairs import schemas
-from interference.studies.pairs.cases import CASES
+from interference.studies.pairs.cases import CASES, REGISTRY
 from interference.studies.pairs.members import beside_runs
 from interference.studies.pairs.statistics import published
 
 STUDY = "pairs"
-CASE_NAME = {c: f"Case {c}" for c in CASES}
-CASE_PLACEMENT = {
-    "1": "one microservice alone in one container, with cgroup limits (the baseline)",
-    "1u": "one microservice alone in one container, no limits (not in the papers: separates the limit's effect from the partner's)",
-    "2": "both microservices (or a triple's three) in one container, no limits (intra-container)",
-    "3a": "two containers side by side, no limits (inter-container)",
-    "3b": "two containers side by side, each limited as in Case 1 (inter-container)",
-    "2-3a": "three microservices: two in one container, the third in its own, no limits (not in the papers: the placement advice's mixed placement)",
-}
+# Views of the case registry (cases.REGISTRY), by case id.
+CASE_NAME = {c.id: c.name for c in REGISTRY.values()}
+CASE_PLACEMENT = {c.id: c.placement for c in REGISTRY.values()}
 CASE_COLOR = figures.CASE_COLOR  # one colour per case in every figure of the report
 RESOURCE_ORDER = ("cpu", "memory", "disk", "network", "cpu+memory")
 RESOURCE_TITLE = {

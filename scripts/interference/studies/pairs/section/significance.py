@@ -9,11 +9,12 @@ import pandas as pd
 from interference.report.blocks import Block, md
 from interference.report.format import and_list, cap, esc, is_num, num, p_str, sci
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
+from interference.studies.pairs.cases import PAPERS_COMPARISONS
 from interference.studies.pairs.section.data import CASE_NAME, ETA_BANDS, PairsData, eta_band
 from interference.studies.pairs.statistics import ALPHA  # the tests' level: 1 - the CIs' confidence
 
 TERM_NAMES = {"case": "placement (case)", "partner": "the partner", "case:partner": "their interaction"}
-COMPARISONS = [("1", "2"), ("1", "3a"), ("1", "3b"), ("2", "3a"), ("2", "3b"), ("3a", "3b")]
+COMPARISONS = list(PAPERS_COMPARISONS)
 
 
 def _significant(p) -> bool:

@@ -29,10 +29,9 @@ from interference.stats.descriptive import valid as _valid
 from interference.stats.resampling import relative_change, relative_change_ci
 from interference.stats.variance_components import Components, nested, ratio_interval
 from interference.studies.pairs import schemas
-from interference.studies.pairs.cases import ALONE_CASES, CONCURRENT_CASES, END, UNLIMITED
+from interference.studies.pairs.cases import ALONE_CASES, BASELINE, CONCURRENT_CASES, END, UNLIMITED
 from interference.studies.pairs.statistics import paired
 
-BASELINE = "1"
 GROUP = schemas.GROUP.columns
 # One ANOVA / one Tukey family per host, runtime, target and metric.
 FAMILY = schemas.FAMILY.columns
