@@ -30,13 +30,13 @@ def test_snakefiles_are_formatted():
 
 
 def test_python_is_formatted():
-    r = run(str(BIN / "ruff"), "format", "--check", "scripts", "tests")
+    r = run(str(BIN / "ruff"), "format", "--check", "scripts", "tests", "benchmarks")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_python_lints_clean_by_the_chosen_rules():
     """ruff check with pyproject.toml's rule set (pyflakes, bugbear, pyupgrade, isort, simplify)."""
-    r = run(str(BIN / "ruff"), "check", "--no-cache", "scripts", "tests")
+    r = run(str(BIN / "ruff"), "check", "--no-cache", "scripts", "tests", "benchmarks")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -114,3 +114,14 @@ def test_one_environment_holds_every_import_of_the_steps():
     assert rules.count("conda:") == defined and set(re.findall(r'"\.\./envs/([^"]+)"', rules)) == {
         "pipeline.yaml"
     }
+
+
+def test_every_benchmark_script_starts():
+    """benchmarks/: each script imports what it uses and answers --help (as its docstring runs it)."""
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PYTHONPATH": f"{REPO / 'scripts'}:{REPO / 'tests'}"}
+    scripts = sorted((REPO / "benchmarks").glob("bench_*.py"))
+    assert len(scripts) >= 15
+    for script in scripts:
+        r = subprocess.run([sys.executable, str(script), "--help"], cwd=REPO, env=env, capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+        assert r.returncode == 0 and "usage" in r.stdout, (script.name, r.stderr[-1000:])

@@ -2,7 +2,7 @@
 (studies/pairs/findings/calibration.py: samples drawn as this host gives them, through the real
 statistics and findings code, the truth known). Fixed seeds: the same rates every run; the
 bounds allow the simulation's own error (about 1.2 points at 300 reruns). Longer runs of the
-same simulations: scripts/bench_verdicts.py."""
+same simulations: benchmarks/bench_verdicts.py."""
 
 from __future__ import annotations
 

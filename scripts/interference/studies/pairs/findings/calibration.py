@@ -2,7 +2,7 @@
 is known: samples drawn as this host gives them (runs of iterations, a run effect on top, the
 baseline measured apart), through the real statistics (interference_ratios) and the real
 findings code (cells, combinations, quantifiers). tests/test_verdict_calibration.py asserts
-the rates; scripts/bench_verdicts.py prints the tables with more repetitions.
+the rates; benchmarks/bench_verdicts.py prints the tables with more repetitions.
 
   coverage         how often the 95 % intervals of the cells, of their mean and of a contrast
                    of two cases hold the true value (with the shared baseline in the mean's SE,

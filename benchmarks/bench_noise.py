@@ -1,7 +1,7 @@
 """Where the pair study's noise lives, measured from any results tree (no runs): the evidence the
 paired design (config phases, docs/statistics.md#paired-design) rests on.
 
-  PYTHONPATH=scripts .venv/bin/python scripts/bench_noise.py [RESULTS_DIR ...]
+  PYTHONPATH=scripts .venv/bin/python benchmarks/bench_noise.py [RESULTS_DIR ...]
 
 Per target and side (alone: Cases 1, 1u; concurrent: the *with* samples of 2, 3a, 3b), over the
 cells' run means (log scale, so that a semivariance of 0.0036 is two runs about 6 % apart):

@@ -8,8 +8,8 @@ time each, from empty working folders:
              support.slurm_local (node fog: this machine; node edge: a container with its own
              engine and slurmd), the edge on the same core and memory as edge_host.sh gives it.
 
-  PYTHONPATH=scripts:tests .venv/bin/python scripts/bench_two_hosts.py OUTDIR [--parallel]
-  PYTHONPATH=scripts:tests .venv/bin/python scripts/bench_two_hosts.py OUTDIR --only-one \
+  PYTHONPATH=scripts:tests .venv/bin/python benchmarks/bench_two_hosts.py OUTDIR [--parallel]
+  PYTHONPATH=scripts:tests .venv/bin/python benchmarks/bench_two_hosts.py OUTDIR --only-one \
       --config config/paper001-two-hosts.yaml [--without-runtime vm]
 
 The images stay in this machine's engine's cache and are copied into the edge's in both modes, so

@@ -3,7 +3,7 @@
 round, on Docker; per case, target and metric the mean with telemetry relative to the mean
 without (1 = no effect), with a 95 % bootstrap CI and Welch's p.
 
-  PYTHONPATH=scripts .venv/bin/python scripts/bench_telemetry.py OUTDIR [--rounds 3] [--iterations 10]
+  PYTHONPATH=scripts .venv/bin/python benchmarks/bench_telemetry.py OUTDIR [--rounds 3] [--iterations 10]
 
 OUTDIR gets the images (built by the workflow, from the engine's cache if present), every run's
 raw folder and telemetry_overhead.tsv."""

@@ -8,7 +8,7 @@ interval over the rounds, and the difference's paired t interval. Needs both ima
 host's engine (an image record of an older checkout keeps the old one); holds the measurement
 lock.
 
-  .venv/bin/python scripts/bench_child_load.py OLD_IMAGE NEW_IMAGE [--rounds 6] [--seed 1]"""
+  .venv/bin/python benchmarks/bench_child_load.py OLD_IMAGE NEW_IMAGE [--rounds 6] [--seed 1]"""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from interference.core.labels import RUN_LABEL
 from interference.host.locks import measurement_lock
 from interference.runtimes.nested import NestedRuntime

@@ -16,7 +16,7 @@ Prints per condition the transactions/s and mean round trip (the NR parser's met
 mean over rounds with a t interval, and the ratio to idle; the guest's cpuidle driver is shown
 (none here: idle is HLT).
 
-  .venv/bin/python scripts/bench_idle_wakeup.py [--rounds 5] [--seconds 3] [--seed 1]"""
+  .venv/bin/python benchmarks/bench_idle_wakeup.py [--rounds 5] [--seconds 3] [--seed 1]"""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from interference.parsers import sockperf  # noqa: E402
 
 PORT = 11111

@@ -2,7 +2,7 @@
 docs and the issue's note; tests/test_verdict_calibration.py asserts the same rates on fewer
 repetitions).
 
-  PYTHONPATH=scripts .venv/bin/python scripts/bench_verdicts.py [--reps 2000]
+  PYTHONPATH=scripts .venv/bin/python benchmarks/bench_verdicts.py [--reps 2000]
 
 Prints: the coverage of the 95 % intervals (each cell, the mean of k cells with and without
 their shared baseline in its SE, a contrast of two cases) at k = 2, 3, 6, 9 on the default's

@@ -3,7 +3,7 @@ config/adaptive.yaml or any `adaptive` rule), the iterations and wall time it to
 precision reached, and the precision and wall time the fixed count of the papers' protocol
 (--fixed, default 10) would have given, from the same run's first iterations.
 
-  PYTHONPATH=scripts .venv/bin/python scripts/bench_adaptive.py WORKDIR [--fixed 10]"""
+  PYTHONPATH=scripts .venv/bin/python benchmarks/bench_adaptive.py WORKDIR [--fixed 10]"""
 
 from __future__ import annotations
 

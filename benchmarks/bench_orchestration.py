@@ -1,7 +1,7 @@
 """Measures what the orchestration costs per run: a container's start-to-removal time with the
 case's limits, against the benchmark time of the iterations it carries.
 
-  python scripts/bench_orchestration.py --image-json results/images/<host>/docker/L.json \
+  python benchmarks/bench_orchestration.py --image-json results/images/<host>/docker/L.json \
       [--meta results/raw/<host>/docker/case1/L/rep1/meta.json] [--repeat 20]
 
 Prints the lifecycle of an empty container (docker run --rm <image> true) and, given a Case 1

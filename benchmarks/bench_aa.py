@@ -1,6 +1,6 @@
 """The A/A test of the paired design: comparisons whose true effect is 0, run for real.
 
-  PYTHONPATH=scripts .venv/bin/python scripts/bench_aa.py [--config config/aa.yaml] [--repeat 2]
+  PYTHONPATH=scripts .venv/bin/python benchmarks/bench_aa.py [--config config/aa.yaml] [--repeat 2]
 
 Runs the config (phases with switch: false: nobody is held, the labels alone follow the schedule)
 `repeat` times, each in a fresh folder, to its interference.tsv, and prints over every paired IR

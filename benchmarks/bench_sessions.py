@@ -3,7 +3,7 @@ row on this machine (nothing changed between them), each saved as a session, and
 session compared with all before it (changes.py: from two earlier sessions on, the CIs carry the
 variance between sessions). Every `changed` verdict is a false alarm.
 
-  python scripts/bench_sessions.py [--sessions 4] [--config FILE] [--threshold 0.05]
+  python benchmarks/bench_sessions.py [--sessions 4] [--config FILE] [--threshold 0.05]
 
 The default config is the default study's Case 1 (the six baselines, its sizes and iterations):
 a few minutes per session. Prints each comparison's verdict counts, the false-alarm rate over
@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from interference.steps.changes import verdict
 
 REPO = Path(__file__).resolve().parent.parent

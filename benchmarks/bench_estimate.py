@@ -1,6 +1,6 @@
 """How close the printed time estimate comes to the measured wall time, on a second invocation.
 
-  PYTHONPATH=scripts .venv/bin/python scripts/bench_estimate.py WORKDIR [--config config/ci.yaml]
+  PYTHONPATH=scripts .venv/bin/python benchmarks/bench_estimate.py WORKDIR [--config config/ci.yaml]
 
 In WORKDIR (a working folder of its own; the images stay in the engine's cache), the config runs
 twice from no results: the first invocation's estimate comes from the studies' models; then its

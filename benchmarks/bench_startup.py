@@ -3,7 +3,7 @@ for a command that does nothing (`true`), with Case 1's limits (cpuset 0, 1 GiB)
 same runtime adapters the runs use. For `nested`, the run's parent (create, inner engine ready,
 child image load) is timed apart from the child.
 
-  PYTHONPATH=scripts python scripts/bench_startup.py --results results --runtimes docker lxc vm \
+  PYTHONPATH=scripts python benchmarks/bench_startup.py --results results --runtimes docker lxc vm \
       [--image L] [--repeat 5]
 
 It needs the image json of each runtime (results/images/<host>/<runtime>/<image>.json: snakemake makes

@@ -8,7 +8,7 @@ each kernel's mean boot with a t interval over its boots, and the difference's p
 interval. Needs root, qemu and a vm disk of the image (a run of the vm runtime made it); holds
 the measurement lock.
 
-  .venv/bin/python scripts/bench_vm_boot.py [--rounds 8] [--image interference/s] [--seed 1]"""
+  .venv/bin/python benchmarks/bench_vm_boot.py [--rounds 8] [--image interference/s] [--seed 1]"""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from interference.host.locks import measurement_lock
 from interference.runtimes import ContainerSpec
 from interference.runtimes.vm import VmRuntime

@@ -2,7 +2,7 @@
 and default configs, and of the default with more repetitions, to see how planning grows with
 the number of jobs.
 
-  python scripts/bench_dag.py [--repetitions 1 10 30 73] [--repeat 3]
+  python benchmarks/bench_dag.py [--repetitions 1 10 30 73] [--repeat 3]
 
 Each dry run starts in an empty working directory (nothing measured yet: every job is planned)
 and is timed from process start to exit, the best of --repeat. Prints one line per case."""

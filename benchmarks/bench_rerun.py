@@ -1,8 +1,8 @@
 """Measures whether the intervals respect a rerun: the same config run twice, from scratch, in two
 folders on this machine, and the second run's results held against the first's intervals.
 
-  python scripts/bench_rerun.py [--config config/config.yaml] [--cores 2]
-  python scripts/bench_rerun.py --compare FIRST_FOLDER SECOND_FOLDER   (two finished runs)
+  python benchmarks/bench_rerun.py [--config config/config.yaml] [--cores 2]
+  python benchmarks/bench_rerun.py --compare FIRST_FOLDER SECOND_FOLDER   (two finished runs)
 
 Prints, over the IR cells both runs have: the share whose second IR lies outside the first run's
 95 % CI (calibrated intervals that cover run-to-run variation give about 17 %: the chance that a

@@ -1,7 +1,7 @@
 """The same study run locally and through Slurm (profiles/slurm) on a single-node Slurm started
 on this machine: wall time, jobs, Slurm jobs, and whether both left the same runs.
 
-  PYTHONPATH=scripts:tests .venv/bin/python scripts/bench_slurm.py OUTDIR [--config config/ci.yaml]
+  PYTHONPATH=scripts:tests .venv/bin/python benchmarks/bench_slurm.py OUTDIR [--config config/ci.yaml]
 
 Each mode gets a fresh working folder under OUTDIR (the images stay in the engines' caches, so
 both measure runs, parsing, statistics and the report, not image builds)."""

@@ -2,7 +2,7 @@
 # Times the image builds of a config with a cold cache (no interference images, no base image,
 # no build cache: debootstrap and apt-get run again) and a warm one (images present: the rule
 # only checks the input hash). Removes the images it times, so run it on a machine you own.
-#   bash scripts/bench_image_build.sh [config/ci.yaml]
+#   bash benchmarks/bench_image_build.sh [config/ci.yaml]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cfg=${1:-config/ci.yaml}

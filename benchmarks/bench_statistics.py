@@ -3,7 +3,7 @@
 Shape like a real study: 2 targets (L: 1 metric, S: 4 metrics) x 6 partners x cases
 1, 2, 3a, 3b, ~2% failed and ~3% out-of-overlap samples.
 
-  PYTHONPATH=scripts .venv/bin/python scripts/bench_statistics.py [--samples 100000]"""
+  PYTHONPATH=scripts .venv/bin/python benchmarks/bench_statistics.py [--samples 100000]"""
 
 from __future__ import annotations
 
