@@ -10,8 +10,8 @@ import tarfile
 import numpy as np
 import pandas as pd
 import pytest
-from interference.paper import changes_section
-from interference.paper.document import Document
+from interference.rendering import changes_section
+from interference.rendering.document import Document
 from interference.stats.descriptive import describe
 from interference.steps import changes
 from interference.stores import sessions, tarballs

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 from interference.findings import section
 from interference.findings import verdict as v
-from interference.paper.document import Document
+from interference.rendering.document import Document
 from interference.steps import scorecard as sc
 from interference.steps.statistics import write
 from interference.studies.pairs import statistics

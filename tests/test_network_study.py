@@ -179,7 +179,7 @@ def render(tmp_path, rows, env=None):
     metric, mean, sd, ratio) and environment.json."""
     import json
 
-    from interference.paper.document import Document
+    from interference.rendering.document import Document
     from interference.studies.network.section import section
 
     (tmp_path / "network").mkdir(parents=True, exist_ok=True)
@@ -210,7 +210,7 @@ def render(tmp_path, rows, env=None):
 
 
 def figure_caption(tmp_path, rows) -> str:
-    from interference.paper.document import Document
+    from interference.rendering.document import Document
     from interference.studies.network.section import section
 
     render(tmp_path, rows)
@@ -262,7 +262,7 @@ def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
     the findings step on relative.tsv and shown by the section: Docker's 0.98 with 5 tests and an
     SD of 1 % is reproduced, 0.80 is not, and 2 tests are too few. The section judges nothing."""
     from interference.findings.section import study_blocks
-    from interference.paper.document import Document
+    from interference.rendering.document import Document
     from interference.steps import scorecard as sc
     from interference.steps.statistics import write
 

@@ -239,7 +239,7 @@ def test_the_scaling_section_shows_the_scorecards_verdict_on_its_data(tmp_path, 
     """001-1 (a container as fast as bare metal) scored by the findings step on the study's own
     tables, and the section showing that row: no second judge."""
     from interference.findings.section import study_blocks
-    from interference.paper.document import Document
+    from interference.rendering.document import Document
     from interference.steps import scorecard as sc
     from interference.steps.statistics import write
 
@@ -257,7 +257,7 @@ def test_the_methods_state_the_n_and_counts_the_runs_recorded_not_the_config(tmp
     otherwise (environment.json) changes nothing."""
     import json
 
-    from interference.paper.document import Document
+    from interference.rendering.document import Document
     from interference.studies.creation.section import Creation
     from interference.studies.scaling.section import Scaling
 

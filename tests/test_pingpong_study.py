@@ -259,7 +259,7 @@ def render_method(tmp_path, cpu: float | None, hosts: dict) -> str:
     recorded hosts (environment.json)."""
     import json
 
-    from interference.paper.document import Document
+    from interference.rendering.document import Document
     from interference.studies.pingpong.section import section
 
     (tmp_path / "pingpong").mkdir()
@@ -306,7 +306,7 @@ def test_the_section_shows_the_scorecards_verdict_on_its_ratios(tmp_path, contai
     """003-5 scored by the findings step on the study's relative.tsv, and the section showing
     that row: the section judges nothing itself."""
     from interference.findings.section import study_blocks
-    from interference.paper.document import Document
+    from interference.rendering.document import Document
     from interference.steps import scorecard as sc
     from interference.steps.statistics import write
 

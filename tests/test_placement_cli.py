@@ -101,7 +101,7 @@ def test_bad_input_is_named(stats, tmp_path, capsys):
 
 
 def test_the_report_says_the_validation_from_its_tables_and_the_goal_verdict(stats):
-    from interference.paper.document import Document
+    from interference.rendering.document import Document
     from interference.studies.profiling.section import Profiling, Validation, goal_verdict
 
     assert Validation(Document(stats)).blocks() == []  # nothing validated: nothing said
@@ -159,7 +159,7 @@ TOGETHER = [("2", "L", "S", r, "gflops", 7.0 if r % 2 else 8.0) for r in (1, 2, 
 def test_check_compares_the_recommended_and_the_worst_measured_placement_and_the_report_says_it(
     stats, capsys
 ):
-    from interference.paper.document import Document
+    from interference.rendering.document import Document
     from interference.studies.profiling.section import Validation, advice_check_text
     from scipy import stats as scipy_stats
 

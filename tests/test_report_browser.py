@@ -108,7 +108,7 @@ def rendered(tmp_path_factory):
         [
             sys.executable,
             "-m",
-            "interference.paper.render",
+            "interference.rendering.render",
             str(REPO / "report" / "paper.qmd"),
             "--out",
             str(out),
@@ -133,7 +133,7 @@ def rendered(tmp_path_factory):
 
 
 def test_render_is_self_contained_and_says_its_renderer(rendered):
-    from interference.paper.render import external_resources
+    from interference.rendering.render import external_resources
 
     html = rendered.read_text()
     assert external_resources(html) == []

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
-from interference.paper import fallback as render_fallback
-from interference.paper import render as render_report
-from interference.paper.document import Document
+from interference.rendering import fallback as render_fallback
+from interference.rendering import render as render_report
+from interference.rendering.document import Document
 from interference.report import environment
 from interference.report import format as fmt
 from interference.report.tables import table_html

@@ -3,7 +3,7 @@
 # run_order_table: results/stats/run_order.tsv, from the runs.tsv) and
 # report/paper.qmd with each study's section rendered to report/paper.html from results/stats/.
 # Quarto renders it where the CLI is installed; elsewhere nbclient + nbconvert do (see
-# scripts/interference/paper/render.py).
+# scripts/interference/rendering/render.py).
 
 REPORT_QMD = os.path.join(workflow.basedir, "report", "paper.qmd")
 REPORT_FILES = sorted(
@@ -16,7 +16,7 @@ PUBLISHED = sorted(
 )
 REPORT_CODE = sorted(
     str(p)
-    for folder in ("report", "paper")
+    for folder in ("report", "rendering")
     for p in Path(SCRIPTS, "interference", folder).rglob("*")
     if p.is_file() and "__pycache__" not in p.parts
 )
@@ -117,7 +117,7 @@ rule report:
         studies=list(STUDIES),
         published_dir=lambda wildcards, input: os.path.dirname(input.published[0]),
     shell:
-        "python -m interference.paper.render {input.qmd:q} --out {output.html} "
+        "python -m interference.rendering.render {input.qmd:q} --out {output.html} "
         "--stats-dir results/stats --studies {params.studies} "
         "--published-dir {params.published_dir:q} > {log} 2>&1"
 

@@ -1,6 +1,6 @@
 """Render report/paper.qmd to one self-contained HTML file (no external requests).
 
-  python -m interference.paper.render report/paper.qmd --out report/paper.html \\
+  python -m interference.rendering.render report/paper.qmd --out report/paper.html \\
       --stats-dir results/stats --studies pairs [other ...] [--published-dir report/published] \\
       [--renderer auto|quarto|nbconvert]
 
@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from interference.paper.common import RenderError, external_resources, split_front_matter
+from interference.rendering.common import RenderError, external_resources, split_front_matter
 
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]
 SECTIONS_MARK = "<!-- study sections"
@@ -129,7 +129,7 @@ def choose(renderer: str) -> tuple[str, str | None]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m interference.paper.render",
+        prog="python -m interference.rendering.render",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
                         "warning: the page would fetch from the network: " + "; ".join(found[:10]), flush=True
                     )
             else:
-                from interference.paper.fallback import render_fallback
+                from interference.rendering.fallback import render_fallback
 
                 generator = render_fallback(qmd, out, params)
     except RenderError as e:

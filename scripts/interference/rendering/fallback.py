@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from interference.paper.common import (
+from interference.rendering.common import (
     KERNEL_NAME,
     TEMPLATE_DIR,
     TEMPLATE_NAME,

@@ -105,7 +105,7 @@ class Document:
 
     def changes_blocks(self) -> list[Block]:
         """Today against the saved sessions the config names (none: no section)."""
-        from interference.paper import changes_section
+        from interference.rendering import changes_section
 
         return changes_section.blocks(self)
 
