@@ -2,7 +2,7 @@
 
 Synthetic meta.json files (three microservices: L for CPU, S for memory and a stand-in B for
 disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
-interference.steps.run_facts (pairs/runs.tsv, pairs/run_members.tsv, environment.json,
+interference.steps.run_tables, environment and order_agreement (pairs/runs.tsv, pairs/run_members.tsv, environment.json,
 run_order.tsv); samples drawn
 from those runs' iterations (with telemetry) -> the pair study's statistics (pairs/{summary,
 interference,anova,posthoc,runtimes,contention,pressure_correlation,contention_by_case,split}.tsv),
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from interference.steps import run_facts as run_info
-from interference.steps import run_tables, scorecard
+from interference.steps import environment as run_info
+from interference.steps import order_agreement, run_tables, scorecard
 from interference.steps.statistics import write
 from interference.studies.pairs import statistics
 from interference.studies.pairs.statistics import (
@@ -317,7 +317,9 @@ def make_fixture(
     members = run_tables.members_table(metas, "pairs")
     members.to_csv(pairs / "run_members.tsv", sep="\t", index=False, float_format="%.6f")
     # How the runs followed the plan, as the run_order_table rule writes it (the default plan).
-    order = run_info.run_order_table(run_info.read_runs([pairs / "runs.tsv"]), {"shuffle": True, "seed": 1})
+    order = order_agreement.run_order_table(
+        order_agreement.read_runs([pairs / "runs.tsv"]), {"shuffle": True, "seed": 1}
+    )
     order.to_csv(out / "run_order.tsv", sep="\t", index=False, float_format="%.6f")
     (out / "environment.json").write_text(json.dumps(env, indent=1))
     samples = samples_of(metas, rng)

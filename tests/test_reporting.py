@@ -15,7 +15,7 @@ from interference.rendering.document import Document
 from interference.report import environment
 from interference.report import format as fmt
 from interference.report.tables import table_html
-from interference.steps import run_facts as run_info
+from interference.steps import environment as run_info
 from interference.studies.pairs import PUBLISHED_FILES, runs, schemas
 from interference.studies.pairs.section import PairsSection
 from interference.studies.pairs.section.data import eta_band

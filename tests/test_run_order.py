@@ -8,8 +8,8 @@ import pytest
 from interference import studies
 from interference.core import run_order
 from interference.steps.config import ConfigError, validate
-from interference.steps.run_facts import main as run_facts_main
-from interference.steps.run_facts import order_agreement, read_runs, run_order_table
+from interference.steps.order_agreement import main as order_agreement_main
+from interference.steps.order_agreement import order_agreement, read_runs, run_order_table
 from interference.studies.pairs.statistics import drift
 
 RUNS = [
@@ -96,8 +96,8 @@ def test_run_order_table_has_a_row_per_host_with_the_plan(tmp_path):
     assert len(read_runs([tmp_path / "runs.tsv", tmp_path / "empty.tsv"])) == len(runs)
     out = tmp_path / "stats" / "run_order.tsv"
     argv = ["--runs-tables", str(tmp_path / "runs.tsv"), str(tmp_path / "empty.tsv"),
-            "--order", '{"shuffle": false, "seed": 4}', "--run-order", str(out)]  # fmt: skip
-    assert run_facts_main(argv) == 0
+            "--order", '{"shuffle": false, "seed": 4}', "--out", str(out)]  # fmt: skip
+    assert order_agreement_main(argv) == 0
     written = pd.read_csv(out, sep="\t")
     assert list(written["host"]) == ["g", "h"] and written["kendall_tau"].iloc[1] == pytest.approx(0.6)
 

@@ -192,16 +192,16 @@ def test_the_parse_step_checks_a_runs_rows_before_writing(monkeypatch, tmp_path,
     assert "column 'value' must hold numbers, but has '12,5'" in caplog.text
 
 
-def test_the_run_facts_step_checks_the_member_rows_before_writing(monkeypatch, tmp_path, capsys):
+def test_the_run_tables_step_checks_the_member_rows_before_writing(monkeypatch, tmp_path, capsys):
     """A saved pair run's members are written as rows of run_members.tsv; a member row whose
     count is not a whole number is refused, naming the column, and nothing is written. A study
     whose runs have no members has the generic columns and no rows."""
     from interference.core.table_schema import RUN_MEMBER
-    from interference.steps import run_facts, run_tables
+    from interference.steps import run_tables
 
     meta = REPO / "tests" / "fixtures" / "runs" / "pairs-case3b-v0" / "meta.json"
     out = tmp_path / "run_members.tsv"
-    assert run_facts.main(["--study", "pairs", "--metas", str(meta), "--members", str(out)]) == 0
+    assert run_tables.main(["--study", "pairs", "--metas", str(meta), "--members", str(out)]) == 0
     written = pd.read_csv(out, sep="\t", dtype=str, keep_default_na=False)
     assert list(written.columns) == schemas.RUN_MEMBERS.columns
     assert list(written["role"]) == ["member1", "member2"] and list(written["microservice"]) == ["L", "S"]
@@ -211,7 +211,7 @@ def test_the_run_facts_step_checks_the_member_rows_before_writing(monkeypatch, t
         type(pairs), "member_rows", lambda self, m: [r | {"iterations": "3"} for r in rows(m)]
     )
     bad = tmp_path / "bad.tsv"
-    assert run_facts.main(["--study", "pairs", "--metas", str(meta), "--members", str(bad)]) == 1
+    assert run_tables.main(["--study", "pairs", "--metas", str(meta), "--members", str(bad)]) == 1
     assert not bad.exists()
     assert "table pairs/run_members: column 'iterations' must hold whole numbers" in capsys.readouterr().err
     assert list(run_tables.members_table([], "profiling").columns) == RUN_MEMBER.columns

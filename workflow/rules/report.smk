@@ -20,15 +20,17 @@ REPORT_CODE = sorted(
     for p in Path(SCRIPTS, "interference", folder).rglob("*")
     if p.is_file() and "__pycache__" not in p.parts
 )
-# The run-facts step and what it imports (steps/run_tables.py makes the run tables).
-RUN_INFO_CODE = code_deps_closure("steps/run_facts.py")
+# The run-facts steps and what each imports: the run tables, the environment, the run order.
+RUN_TABLES_CODE = code_deps_closure("steps/run_tables.py")
+ENVIRONMENT_CODE = code_deps_closure("steps/environment.py")
+ORDER_AGREEMENT_CODE = code_deps_closure("steps/order_agreement.py")
 
 
 rule run_table:
     input:
         metas=lambda wildcards: run_metas(wildcards.study)
         + imported(RUN_META, wildcards.study),
-        step=RUN_INFO_CODE,
+        step=RUN_TABLES_CODE,
         # The study's run_row() and member_rows() (its columns of runs.tsv, its member rows).
         code=lambda wildcards: STEP_CODE[wildcards.study, "runs"],
     output:
@@ -40,7 +42,7 @@ rule run_table:
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "python -m interference.steps.run_facts --study {wildcards.study} --metas {input.metas:q} "
+        "python -m interference.steps.run_tables --study {wildcards.study} --metas {input.metas:q} "
         "--runs {output.runs} --members {output.members} > {log} 2>&1"
 
 
@@ -52,7 +54,7 @@ rule environment:
         declarations=sorted(
             str(ms.folder / "microservice.yaml") for ms in registry().values()
         ),
-        step=RUN_INFO_CODE,
+        step=ENVIRONMENT_CODE,
     output:
         environment="results/stats/environment.json",
     log:
@@ -64,9 +66,9 @@ rule environment:
         config=json.dumps(CONFIG, sort_keys=True),
         config_files=[str(p) for p in workflow.configfiles],
     shell:
-        "python -m interference.steps.run_facts --config {params.config:q} "
+        "python -m interference.steps.environment --config {params.config:q} "
         "--config-files {params.config_files:q} --metas {input.metas:q} "
-        "--images {input.images:q} --environment {output.environment} > {log} 2>&1"
+        "--images {input.images:q} --out {output.environment} > {log} 2>&1"
 
 
 # How the runs' start times follow the planned order (Kendall's tau per host), computed here so
@@ -76,7 +78,7 @@ rule run_order_table:
         runs=expand("results/stats/{study}/runs.tsv", study=list(STUDIES)),
         # The step and the plan it recomputes, core/run_order.py (an edit of the plan changes
         # the table).
-        step=RUN_INFO_CODE,
+        step=ORDER_AGREEMENT_CODE,
     output:
         order="results/stats/run_order.tsv",
     log:
@@ -87,8 +89,8 @@ rule run_order_table:
         # A change of the seed reruns this table (and the report), no run.
         order=json.dumps(CONFIG["run_order"], sort_keys=True),
     shell:
-        "python -m interference.steps.run_facts --runs-tables {input.runs:q} "
-        "--order {params.order:q} --run-order {output.order} > {log} 2>&1"
+        "python -m interference.steps.order_agreement --runs-tables {input.runs:q} "
+        "--order {params.order:q} --out {output.order} > {log} 2>&1"
 
 
 rule report:

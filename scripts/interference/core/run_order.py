@@ -10,7 +10,7 @@ priority is a run's distance from the end of this plan (common.smk), image build
 every run. Runs that wait for others (Study.after_all: the pair study's re-measured baselines)
 are not drawn: they come last, in sorted order. The plan is a pure function of the set of
 runs and the seed, so the run-facts step recomputes it from runs.tsv and the config's
-run_order (steps/run_facts.py, order_agreement: results/stats/run_order.tsv, which the report
+run_order (steps/order_agreement.py: results/stats/run_order.tsv, which the report
 reads)."""
 
 from __future__ import annotations

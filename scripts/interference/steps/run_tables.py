@@ -1,14 +1,19 @@
-"""The run facts' two tables of a study's runs, made from their meta.json files only (the
-run-facts step, steps/run_facts.py, writes them):
+"""The two tables of a study's runs, made from their meta.json files only (never the raw
+outputs):
 
   runs.tsv         one row per run: which run it is (RUN_IDENTITY), when it ran, iterations and
                    failures, events, and the study's own columns (Study.run_row)
   run_members.tsv  one row per member of a run: which run, which member (RUN_MEMBER: member,
                    role, microservice) and the study's facts about it (Study.member_rows, its
-                   columns Study.member_schema); no rows for a study whose runs have no members"""
+                   columns Study.member_schema); no rows for a study whose runs have no members
+
+  python -m interference.steps.run_tables --study S --metas M... --runs results/stats/S/runs.tsv \\
+      --members results/stats/S/run_members.tsv"""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +21,7 @@ import pandas as pd
 from interference import studies
 from interference.core import records
 from interference.core.records import RunRecord
-from interference.core.table_schema import INTEGER, RUN_IDENTITY, RUN_MEMBER, TableSchema
+from interference.core.table_schema import INTEGER, RUN_IDENTITY, RUN_MEMBER, TableSchema, TableSchemaError
 
 # Both tables' rows in the order of their runs: by identity, the run's id aside.
 RUN_ORDER = [c for c in RUN_IDENTITY.columns if c != "run_id"]
@@ -93,3 +98,32 @@ def members_table(metas: list[Path], study: str) -> pd.DataFrame:
     for c in schema.of(INTEGER):
         df[c] = df[c].astype("Int64")
     return df.reset_index(drop=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m interference.steps.run_tables", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap.add_argument("--study", required=True, help="the study whose runs --metas are")
+    ap.add_argument("--metas", nargs="*", type=Path, default=[], help="the study's runs' meta.json")
+    ap.add_argument("--runs", type=Path, help="runs.tsv to write")
+    ap.add_argument("--members", type=Path, help="run_members.tsv to write")
+    a = ap.parse_args(argv)
+    if a.members:
+        try:
+            members = members_table(a.metas, a.study)
+        except TableSchemaError as e:
+            print(e, file=sys.stderr)
+            return 1
+        a.members.parent.mkdir(parents=True, exist_ok=True)
+        members.to_csv(a.members, sep="\t", index=False, float_format="%.6f")
+        print(f"{len(members)} members of runs -> {a.members}")
+    if a.runs:
+        runs = runs_table(a.metas)
+        a.runs.parent.mkdir(parents=True, exist_ok=True)
+        runs.to_csv(a.runs, sep="\t", index=False, float_format="%.6f")
+        print(f"{len(runs)} runs -> {a.runs}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -113,7 +113,7 @@ class RunKey:
     repetition: int
 
 
-# What the workflow's own rules write beside a study's tables in results/stats/<study>/ (run_facts:
+# What the workflow's own rules write beside a study's tables in results/stats/<study>/ (run_tables, environment, order_agreement:
 # runs, run_members; changes.smk: changes, history, session_variance): no study table takes
 # these names, or two rules would write one file.
 GENERIC_TABLES = frozenset({"runs", "run_members", "changes", "history", "session_variance"})
