@@ -60,7 +60,7 @@ onstart:
     check_runtimes()
     # A line per finished run, with the time left.
     if PLANNED:
-        estimate.Progress(PLANNED).start()
+        progress.Progress(PLANNED).start()
 
 
 rule all:

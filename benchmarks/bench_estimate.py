@@ -57,10 +57,10 @@ def main() -> int:
     results = {}
     labels = ("first", "second")
     if a.first_from:
-        from interference.steps import estimate
+        from interference.stores import durations
 
         for meta in (a.first_from / "results" / "raw").rglob("meta.json"):
-            estimate.record(json.loads(meta.read_text()), a.workdir / "results")
+            durations.record(json.loads(meta.read_text()), a.workdir / "results")
         labels = ("second",)
     for label in labels:
         if label == "second":

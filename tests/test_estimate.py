@@ -11,7 +11,8 @@ import pytest
 from conftest import REPO, SNAKEMAKE
 from interference import studies
 from interference.core.microservices import registry
-from interference.steps import estimate
+from interference.steps import estimate, progress
+from interference.stores import durations
 from interference.studies.pairs import duration
 
 CASE1_L = {
@@ -76,7 +77,7 @@ def test_every_pair_microservice_declares_its_iteration_time():
 def test_history_from_meta_json_beats_the_model_and_takes_the_median(tmp_path):
     for rep, seconds in ((1, 30.0), (2, 40.0), (3, 90.0)):
         write_meta(tmp_path, CASE1_L, rep, seconds, finished=1000.0 + rep)
-    past = estimate.history(tmp_path, "h")
+    past = durations.history(tmp_path, "h")
     (got,) = estimate.estimate([planned(CASE1_L, rep=4)], past, lambda r: 7.0)
     assert (got.seconds, got.source) == (40.0, "history")
     # Other settings (another size) have no history: the model answers.
@@ -87,12 +88,12 @@ def test_history_from_meta_json_beats_the_model_and_takes_the_median(tmp_path):
 
 def test_the_ledger_keeps_history_after_the_raw_results_are_deleted(tmp_path):
     meta = write_meta(tmp_path, CASE1_L, 1, 25.0)
-    estimate.record(meta, tmp_path)
-    estimate.record(meta, tmp_path)  # the same run twice counts once
+    durations.record(meta, tmp_path)
+    durations.record(meta, tmp_path)  # the same run twice counts once
     import shutil
 
     shutil.rmtree(tmp_path / "raw")
-    past = estimate.history(tmp_path, "h")
+    past = durations.history(tmp_path, "h")
     assert list(past.values()) == [[25.0]]
 
 
@@ -124,21 +125,21 @@ def test_progress_line_counts_runs_and_scales_what_is_left(tmp_path):
         for i in range(3)
     ]
     after = 2 * (estimate.PARSE_PER_RUN_S + estimate.AFTER_PER_RUN_S) + estimate.AFTER_RUNS_S
-    p = estimate.Progress(runs, stream=io.StringIO())
+    p = progress.Progress(runs, stream=io.StringIO())
     # The first run took as long as its estimate: what is left is the other two's estimates.
     (tmp_path / "0.json").write_text(json.dumps({"started": 1000.0, "finished": 1600.0}))
     assert p.line(runs[:1]) == f"run 1 of 3 done, about {(2 * 600 + after) / 60:.0f} min left"
     # Twice as slow as estimated: what is left doubles (another invocation: a finished run's
     # duration is read once).
     (tmp_path / "0.json").write_text(json.dumps({"started": 1000.0, "finished": 2200.0}))
-    p = estimate.Progress(runs, stream=io.StringIO())
+    p = progress.Progress(runs, stream=io.StringIO())
     assert f"about {(2 * 1200 + after) / 60:.0f} min left" in p.line(runs[:1])
 
 
 def test_progress_prints_a_line_when_a_run_finishes(tmp_path):
     runs = [estimate.PlannedRun("pairs", "docker", "k", 1, str(tmp_path / "m.json"), {}, 60.0, "model")]
     out = io.StringIO()
-    p = estimate.Progress(runs, stream=out, poll_s=0.05)
+    p = progress.Progress(runs, stream=out, poll_s=0.05)
     p.start()
     (tmp_path / "m.json").write_text(json.dumps({"started": 0.0, "finished": 60.0}))
     p.join(timeout=10)
@@ -152,7 +153,7 @@ def test_a_planned_run_whose_meta_exists_is_done_when_it_is_written_again(tmp_pa
     old = meta.stat().st_mtime
     runs = [estimate.PlannedRun("pairs", "docker", "case1-end/L", 1, str(meta), {}, 60.0, "model")]
     out = io.StringIO()
-    p = estimate.Progress(runs, stream=out, poll_s=0.05)
+    p = progress.Progress(runs, stream=out, poll_s=0.05)
     p.start()
     time.sleep(0.3)
     assert out.getvalue() == "" and p.is_alive()
@@ -252,7 +253,7 @@ def test_a_budgeted_plan_scales_by_this_hosts_runs_once_and_keeps_that_scale(tmp
     def ran(rep: int, times: float) -> None:  # a run of the fixed part plus `times` the scaling part
         start = rep * 100.0  # distinct ends: a run is its settings and its end
         meta = {"settings": {**settings, "repetition": rep}, "started": start}
-        estimate.record({**meta, "finished": start + fixed + times * (model - fixed)}, results)
+        durations.record({**meta, "finished": start + fixed + times * (model - fixed)}, results)
 
     # No history: the probe's ratio, never kept (the plan moves once, when history comes).
     said = estimate.host_scale(results, "h")

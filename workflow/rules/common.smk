@@ -25,7 +25,8 @@ from interference import runtimes, studies
 from interference.core import code_deps, run_order
 from interference.core.microservices import registry
 from interference.host import probe as host_probe, slurm
-from interference.steps import estimate, host_setup, plan as findings_plan, transfer
+from interference.steps import estimate, host_setup, plan as findings_plan, progress, transfer
+from interference.stores import durations
 from interference.steps.config import ConfigError, host_configs, read_yaml
 from interference.stores import image_records
 
@@ -159,7 +160,7 @@ def planned_runs():
     ]
     past = {}
     for h in {t[1] for t in todo}:
-        past |= estimate.history(Path("results"), h)
+        past |= durations.history(Path("results"), h)
     # The models scaled to this host: by its earlier runs, else by a probe of it (the one a
     # budgeted plan kept, else measured now; only when some run has no history).
     global PLAN_SCALE

@@ -11,27 +11,21 @@ no estimate ("no estimate for <study>"), never a made-up number.
 The steps after the runs (parsing, statistics, the report) and image builds are modelled by the
 constants below, measured on the 2-core machine this was developed on.
 
-The workflow prints the plan before the first job (also in a dry run, -n), and onstart starts
-`Progress`, a thread of the snakemake process that watches the plan's meta.json files and prints
-a line per finished run with the time left, scaled by how the runs so far compared with their
-estimates."""
+The workflow prints the plan before the first job (also in a dry run, -n); steps/progress.py
+then says the time left after each run. The ledger of past runs is stores/durations.py."""
 
 from __future__ import annotations
 
-import csv
-import fcntl
 import json
-import math
 import os
 import statistics
-import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-LEDGER_COLUMNS = ("settings", "study", "runtime", "key", "repetition", "seconds", "finished")
+from interference.stores.durations import history, settings_id
+
 PARSE_PER_RUN_S = 1.3  # one parse job between two runs (a python start, raw files, telemetry)
 AFTER_RUNS_S = 25.0  # after the last run: merging, statistics, run table, environment, report ...
 AFTER_PER_RUN_S = 1.2  # ... which grow with the runs (measured: 38 runs 48 s, 60 runs 96 s)
@@ -50,55 +44,6 @@ class PlannedRun:
     settings: dict  # what the run rule passes to the runner (host included)
     seconds: float | None = None
     source: str = ""  # "history", "model" or "" (no estimate)
-
-
-def settings_id(settings: dict) -> str:
-    """What makes two runs the same run for the estimate: their settings but the repetition."""
-    return json.dumps({k: v for k, v in settings.items() if k != "repetition"}, sort_keys=True)
-
-
-def ledger_path(results: Path, host: str) -> Path:
-    return results / "durations" / f"{host}.tsv"
-
-
-def record(meta: dict, results: Path = Path("results")) -> None:
-    """Add a finished run to its host's ledger (the runner calls it after meta.json)."""
-    s = meta["settings"]
-    path = ledger_path(results, s["host"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", newline="") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)  # runners ending at once: one header, whole lines
-        w = csv.writer(f, delimiter="\t", lineterminator="\n")
-        if os.fstat(f.fileno()).st_size == 0:
-            w.writerow(LEDGER_COLUMNS)
-        w.writerow(
-            [settings_id(s), s["study"], s["runtime"], s["key"], s["repetition"]]
-            + [f"{meta['finished'] - meta['started']:.2f}", f"{meta['finished']:.0f}"]
-        )
-
-
-def history(results: Path, host: str) -> dict[str, list[float]]:
-    """Seconds each run took on this host before, by settings_id."""
-    seen: dict[tuple[str, float], float] = {}  # (settings, finished) -> seconds: each run once
-    for meta_path in (results / "raw" / host).rglob("meta.json"):
-        try:
-            meta = json.loads(meta_path.read_text())
-            sid, finished = settings_id(meta["settings"]), round(meta["finished"])
-            seen[(sid, finished)] = meta["finished"] - meta["started"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # a run written by an older version or damaged: no history from it
-    ledger = ledger_path(results, host)
-    if ledger.exists():
-        with ledger.open(newline="") as f:
-            for row in csv.DictReader(f, delimiter="\t"):
-                try:
-                    seen.setdefault((row["settings"], round(float(row["finished"]))), float(row["seconds"]))
-                except (KeyError, TypeError, ValueError):
-                    continue
-    out: dict[str, list[float]] = {}
-    for (sid, _), seconds in seen.items():
-        out.setdefault(sid, []).append(seconds)
-    return out
 
 
 MIN_HISTORY_RUNS = 3  # earlier runs with a model that calibrate it, else the probe
@@ -273,64 +218,3 @@ def plan_lines(runs: list[PlannedRun], images: list[str] = (), scale: Scale = Sc
         f"No estimate for {s}: it has no model of a run and this host has not run it before." for s in without
     ]
     return lines
-
-
-def _took(meta_path: str) -> float:
-    try:
-        meta = json.loads(Path(meta_path).read_text())
-        return meta["finished"] - meta["started"]
-    except (OSError, ValueError, KeyError):
-        return 0.0
-
-
-def _mtime(path: str) -> float:
-    """The file's modification time, -inf when it does not exist."""
-    try:
-        return os.stat(path).st_mtime
-    except FileNotFoundError:
-        return -math.inf
-
-
-class Progress(threading.Thread):
-    """Prints "run 12 of 60 done, about 14 min left" whenever a planned run's meta.json appears."""
-
-    def __init__(self, runs: list[PlannedRun], stream=None, poll_s: float = 2.0):
-        super().__init__(daemon=True, name="interference-progress")
-        self.runs, self.poll_s = runs, poll_s
-        self.stream = stream or sys.stderr
-        self.took: dict[str, float] = {}  # meta path -> seconds, read once per finished run
-        # A planned run whose meta.json exists runs again (the drift check's): done when rewritten.
-        # Read now, before any run can finish, not when the thread first looks.
-        self.before = {r.meta: _mtime(r.meta) for r in runs}
-
-    def line(self, done: list[PlannedRun]) -> str:
-        finished = {r.meta for r in done}
-        left = [r for r in self.runs if r.meta not in finished]
-        for r in done:
-            if r.meta not in self.took:
-                self.took[r.meta] = _took(r.meta)
-        # Scale what is left by how long the finished runs took against their estimates.
-        took = sum(self.took[r.meta] for r in done if r.seconds)
-        expected = sum(r.seconds for r in done if r.seconds)
-        scale = min(max(took / expected, 0.5), 2.0) if took and expected else 1.0
-        rest = sum(r.seconds for r in left if r.seconds is not None) * scale + after_seconds(len(left))
-        text = f"run {len(done)} of {len(self.runs)} done, about {minutes(rest)} left"
-        if any(r.seconds is None for r in left):
-            text += " (without the runs that have no estimate)"
-        if getattr(self.stream, "isatty", lambda: False)():
-            width = 30
-            filled = round(width * len(done) / len(self.runs))
-            text = "[" + "#" * filled + "." * (width - filled) + "] " + text
-        return text
-
-    def run(self) -> None:
-        done: list[PlannedRun] = []
-        seen: set[str] = set()
-        while len(done) < len(self.runs):
-            # Only the runs not yet seen finished are looked at again.
-            new = [r for r in self.runs if r.meta not in seen and _mtime(r.meta) > self.before[r.meta]]
-            if new:
-                done += new
-                seen.update(r.meta for r in new)
-                print(self.line(done), file=self.stream, flush=True)
-            time.sleep(self.poll_s)

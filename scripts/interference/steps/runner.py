@@ -27,7 +27,8 @@ from interference.core.run_context import RunContext
 from interference.host import info as hostinfo
 from interference.host import telemetry
 from interference.host.locks import measurement_lock
-from interference.steps import estimate, unfinished
+from interference.steps import unfinished
+from interference.stores import durations
 
 
 class Terminated(Exception):
@@ -162,7 +163,7 @@ def main(argv=None) -> int:
         print(full_disk(e, a.meta.parent), file=sys.stderr)
         return 1
     try:  # the time estimate's history: kept when the raw results are deleted
-        estimate.record(record.to_json())
+        durations.record(record.to_json())
     except (OSError, KeyError) as e:
         print(f"warning: the run was not added to the durations ledger: {e}", file=sys.stderr)
     print(
