@@ -191,6 +191,13 @@ def test_a_finding_flips_with_its_data_and_so_does_its_text(tmp_path):
     assert "1 reproduced" in texts[0] and "1 not reproduced" in texts[1]
     assert "run <code>config/paper001.yaml</code>" in texts[0]
     assert "−41.0 %" in texts[0]  # the paper's figure beside ours
+    # The abstract: the answer first, from the same table; the machine said once.
+    for name, said in (("a", "scored 1 reproduced**"), ("b", "scored 1 not reproduced**")):
+        doc = Document(tmp_path / name / "stats", PUBLISHED, "test", "pairs")
+        text = [str(b.content) for b in doc.abstract()]
+        assert text[0].startswith("**Of the 2 published findings of papers 001 and 004") and said in text[0]
+        assert "; 1 was not run or is not testable here" in text[0]
+        assert sum("Every run here was on" in t for t in text) == 1
     # A study's section shows its own rows of the same table (one judge for the whole report).
     shown = []
     for name in ("a", "b"):

@@ -226,7 +226,9 @@ def test_generic_section_shows_a_studys_tables(tmp_path, stats):
         if b.kind == "html"
     ]
     assert len(shown) == 2 and "run_members.tsv" in shown[1]
-    assert "other" in doc.abstract()[0].content
+    abstract = [b.content for b in doc.abstract()]
+    # No scorecard: the environment once, then each study's sentence.
+    assert abstract[0].startswith("Every run here was on ") and abstract[1] == "other: 0 runs."
 
 
 # -- the published comparison (results/stats/pairs/published.tsv) --------------------------------------

@@ -161,6 +161,25 @@ def plan_sentence(record: dict) -> str:
     return text + ("; " + "; ".join(said) if said else "") + ". Each row below says why."
 
 
+def answer(doc) -> str:
+    """The abstract's first sentence: how the published findings fared here (findings.tsv), or
+    nothing without a scorecard."""
+    path = doc.stats_dir / "findings.tsv"
+    if not path.exists():
+        return ""
+    df = read_tsv(path, numeric=NUMERIC)
+    counts = df["verdict"].value_counts()
+    scored = [f"{counts[name]} {name}" for name in VERDICT_COLOR if counts.get(name, 0)]
+    left = len(df) - sum(counts.get(name, 0) for name in VERDICT_COLOR)
+    text = (
+        f"**Of the {plural(len(df), 'published finding')} of papers {and_list(sorted(df['paper'].unique()))}"
+    )
+    text += f", this run scored {and_list(scored)}**" if scored else ", this run scored none**"
+    if left:
+        text += f"; {left} {'was' if left == 1 else 'were'} not run or {'is' if left == 1 else 'are'} not testable here"
+    return text + " (Findings, below)."
+
+
 def forest_block(doc, df: pd.DataFrame) -> Block | None:
     """Every scored finding as a point with the interval its verdict reads, against its claim's
     range as a band, coloured by verdict, grouped by paper: one panel per quantity."""

@@ -81,21 +81,22 @@ class Document:
         return environment.engine_line(self.env)
 
     def abstract(self) -> list[Block]:
-        """Each study's own abstract (section.abstract(doc)) or a sentence on its runs."""
-        blocks = []
+        """The answer first (the scorecard's counts), the environment once, then each study's
+        own abstract (section.abstract(doc)) or a sentence on its runs."""
+        from interference.findings import section
+
+        if not self.studies:
+            return [md(f"No study's results were given to this report ({esc(self.stats_dir)}).")]
+        blocks = [md(answer)] if (answer := section.answer(self)) else []
+        blocks.append(md(f"Every run here was on {self.host_line()}, with {self.engine_line()}."))
         for study in self.studies:
             hook = self.study_hook(study, "abstract")
             if hook:
                 blocks += hook(self)
                 continue
             runs = self.stats.table(study, "runs")
-            blocks.append(
-                md(
-                    f"{self.study_title(study)}: {plural(len(runs), 'run')} on {self.host_line()}, "
-                    f"with {self.engine_line()}."
-                )
-            )
-        return blocks or [md(f"No study's results were given to this report ({esc(self.stats_dir)}).")]
+            blocks.append(md(f"{self.study_title(study)}: {plural(len(runs), 'run')}."))
+        return blocks
 
     def findings_blocks(self) -> list[Block]:
         """The scorecard of the papers' findings (results/stats/findings.tsv), first in the paper."""

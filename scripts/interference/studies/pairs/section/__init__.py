@@ -60,9 +60,7 @@ class PairsSection:
         cases = [c for c in CASE_NAME if c in set(s["case"])]
         blocks = [
             md(
-                f"This report re-runs the container-interference experiments of the papers on "
-                f"{data.doc.host_line()}, with {data.doc.engine_line()}. "
-                f"{plural(n_runs, 'run')} of {names} in {and_list(CASE_NAME[c] for c in cases)} gave "
+                f"The pair study: {plural(n_runs, 'run')} of {names} in {and_list(CASE_NAME[c] for c in cases)} gave "
                 f"{int(s['n'].sum())} samples in {len(s)} case × target × partner × metric groups."
             )
         ]
