@@ -50,10 +50,11 @@ def results(tmp_path, name: str, df: pd.DataFrame, config: dict = CONFIG):
     return root
 
 
-def compare(today_root, session_path, tmp_path, across=False):
+def compare(today_root, session_path, tmp_path, across=False, siblings=()):
     with_dir = tmp_path / "unpacked"
     with_dir.mkdir(exist_ok=True)
     session = sessions.load(session_path, with_dir)
+    others = [sessions.load(p, with_dir) for p in siblings]
     env = json.loads((today_root / "stats" / "environment.json").read_text())
     read = lambda p: pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)  # noqa: E731
     return changes.compare(
@@ -64,6 +65,7 @@ def compare(today_root, session_path, tmp_path, across=False):
         session,
         0.05,
         across,
+        siblings=[session, *others] if others else (),
     )
 
 
@@ -142,18 +144,28 @@ def test_another_definition_is_refused_naming_the_key_unless_asked(tmp_path):
     assert set(df["definition"]) == {"iterations: 3 then, 10 now"}
 
 
-def test_the_regression_check_exits_1_on_a_change(tmp_path, capsys):
+def test_the_regression_check_exits_1_on_a_change_across_sessions(tmp_path, capsys):
     saved = sessions.save("before", results(tmp_path, "a", samples(1)), tmp_path / "before.tar.gz")
+    second = sessions.save("before2", results(tmp_path, "a2", samples(3)), tmp_path / "before2.tar.gz")
     stats = tmp_path / "stats"
     (stats / "scaling").mkdir(parents=True)
-    compare(results(tmp_path, "b", samples(2, slow=1.25)), saved, tmp_path).to_csv(
-        stats / "scaling" / "changes.tsv", sep="\t", index=False
-    )
-    assert sessions.main(["check", "--stats-dir", str(stats)]) == 1
+    slower = results(tmp_path, "b", samples(2, slow=1.25))
+    # Against one saved session: printed, not failing (a session's own shift looks the same).
+    compare(slower, saved, tmp_path).to_csv(stats / "scaling" / "changes.tsv", sep="\t", index=False)
+    assert sessions.main(["check", "--stats-dir", str(stats)]) == 0
+    out = capsys.readouterr().out
+    assert "changed: scaling runtime=docker instances=2 metric=execution_time against before" in out
     assert (
-        "changed: scaling runtime=docker instances=2 metric=execution_time against before"
-        in capsys.readouterr().out
+        sessions.ONE_SESSION in out
+        and "1 cells changed beyond the threshold, 0 of them across sessions" in out
     )
+    # Two saved sessions of the definition measure the variance between sessions: it fails.
+    compare(slower, saved, tmp_path, siblings=[second]).to_csv(stats / "scaling" / "changes.tsv", sep="\t",
+                                                                 index=False)  # fmt: skip
+    assert sessions.main(["check", "--stats-dir", str(stats)]) == 1
+    out = capsys.readouterr().out
+    assert "changed: scaling runtime=docker instances=2 metric=execution_time against before" in out
+    assert sessions.ONE_SESSION not in out
     compare(results(tmp_path, "c", samples(5)), saved, tmp_path).to_csv(
         stats / "scaling" / "changes.tsv", sep="\t", index=False
     )

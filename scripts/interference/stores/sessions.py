@@ -7,8 +7,9 @@
 `save` packs one folder NAME/: session.json (format, name, host, when, the sha256 of every
 file), environment.json (the host, engines, images and config the runs had) and, per study,
 its parsed samples and statistics tables. `check` is the regression check: it prints every
-cell whose change is beyond the threshold (results/stats/*/changes.tsv) and exits 1 if there
-is one. A session is read back only whole and unaltered (every file against its manifest);
+cell whose change is beyond the threshold (results/stats/*/changes.tsv) and exits 1 if one's
+interval covers the variation between sessions (two or more saved sessions of its definition:
+with one, a session's own shift is not told from a change, and the cell is printed only). A session is read back only whole and unaltered (every file against its manifest);
 it is never rerun, and may come from this host or another."""
 
 from __future__ import annotations
@@ -123,6 +124,21 @@ def load(source: Path, into: Path) -> Session:
     )
 
 
+# Against one saved session the interval covers runs and iterations, not the session's own
+# shift: the regression job under act (2026-11-28 11:00), against the baseline its 08:54 run had
+# saved with the same measuring code, called 4 of 208 cells changed so, by +22 % to +47 % (S
+# beside S in Case 3a, NS beside NS in Case 2).
+ONE_SESSION = "not failing: one saved session of this definition, the variance between sessions unknown"
+
+
+def covers_sessions(row: dict) -> bool:
+    """Whether a changes.tsv row's interval includes the variance between sessions."""
+    try:
+        return int(float(row.get("sessions_pooled") or 1)) >= 2
+    except ValueError:
+        return False
+
+
 def changed_cells(stats_dir: Path) -> list[dict]:
     """Every row of every study's changes.tsv whose verdict is `changed`."""
     rows = []
@@ -139,7 +155,7 @@ def main(argv=None) -> int:
     sv.add_argument("name")
     sv.add_argument("--results", type=Path, default=Path("results"))
     sv.add_argument("--out", type=Path)
-    ck = sub.add_parser("check", help="exit 1 if a cell changed beyond its threshold")
+    ck = sub.add_parser("check", help="exit 1 if a cell changed beyond its threshold, across sessions")
     ck.add_argument("--stats-dir", type=Path, default=Path("results/stats"))
     a = ap.parse_args(argv)
     if a.command == "save":
@@ -154,17 +170,19 @@ def main(argv=None) -> int:
         print(f"error: no changes.tsv under {a.stats_dir}: set compare_with in the config", file=sys.stderr)
         return 2
     changed = changed_cells(a.stats_dir)
+    failing = [r for r in changed if covers_sessions(r)]
     for r in changed:
         print(
             f"changed: {r['study']} {r['cell']} against {r['session']}: "
             f"{float(r['change']):+.1%} (95 % CI {float(r['change_ci_low']):+.1%} to {float(r['change_ci_high']):+.1%})"
+            + ("" if covers_sessions(r) else f"; {ONE_SESSION}")
         )
     print(
-        f"{len(changed)} cells changed beyond the threshold"
+        f"{len(changed)} cells changed beyond the threshold, {len(failing)} of them across sessions"
         if changed
         else "no cell changed beyond the threshold"
     )
-    return 1 if changed else 0
+    return 1 if failing else 0
 
 
 if __name__ == "__main__":
