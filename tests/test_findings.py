@@ -447,6 +447,16 @@ def test_the_whole_catalogue_scores_on_the_report_fixture(report_stats):
     assert len(scored) >= 10 and (scored["ours"] != "").all()
 
 
+def test_the_scorecard_on_the_report_fixture_is_the_stored_one(report_stats):
+    """Behaviour kept through refactors: the whole catalogue scored on the pipeline-made fixture
+    equals tests/fixtures/report_fixture_findings.tsv, made by the code before the report became
+    a view and the checks objects (commit 7612174). A deliberate change of a rule regenerates it
+    (python -c "from report_fixture import make_fixture; make_fixture(DIR, n_resamples=200)")."""
+    stored = pd.read_csv(REPO / "tests/fixtures/report_fixture_findings.tsv", sep="\t", keep_default_na=False)
+    card = pd.read_csv(report_stats / "findings.tsv", sep="\t", keep_default_na=False)
+    pd.testing.assert_frame_equal(card, stored)
+
+
 # -- our fidelity target -------------------------------------------------------------------------
 
 
