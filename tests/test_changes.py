@@ -54,7 +54,8 @@ def compare(today_root, session_path, tmp_path, across=False, siblings=()):
     with_dir = tmp_path / "unpacked"
     with_dir.mkdir(exist_ok=True)
     session = sessions.load(session_path, with_dir)
-    others = [sessions.load(p, with_dir) for p in siblings]
+    # Each session unpacked in a folder of its own (a folder holds one session).
+    others = [sessions.load(p, tmp_path / f"unpacked-{i}") for i, p in enumerate(siblings)]
     env = json.loads((today_root / "stats" / "environment.json").read_text())
     read = lambda p: pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)  # noqa: E731
     return changes.compare(

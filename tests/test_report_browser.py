@@ -180,9 +180,11 @@ def test_report_opens_cleanly_in_chromium(rendered):
         assert section in page["headings"], f"section {section!r} missing"
     assert "Network" not in page["headings"]  # no network microservice in the fixture's data
     assert page["toc"] >= len(SECTIONS)
-    # Per runtime: means and IR per microservice (L, S, B) and the heat map; then the runtime
-    # comparison, the published-vs-ours scatter and performance against CPU pressure.
-    assert page["figures"] == 2 * (3 + 3 + 1) + 3 and page["decoded"] == page["figures"]
+    # The Findings' forest plot; per runtime: means and IR per microservice (L, S, B) and the heat
+    # map; then the runtime comparison, the published-vs-ours scatter and performance against CPU
+    # pressure.
+    assert page["figures"] == 1 + 2 * (3 + 3 + 1) + 3 and page["decoded"] == page["figures"]
+    assert page["captions"][0].startswith("Figure 1. The ") and "scored finding" in page["captions"][0]
     assert all(c.startswith("Figure ") for c in page["captions"])
     assert page["tables"] >= 20
     assert page["flagged"] >= 1  # the fixture's high-CV group

@@ -25,7 +25,13 @@ from interference import runtimes, studies
 from interference.core import code_deps, run_order
 from interference.core.microservices import registry
 from interference.host import probe as host_probe, slurm
-from interference.steps import estimate, host_setup, plan as findings_plan, progress, transfer
+from interference.steps import (
+    estimate,
+    host_setup,
+    plan as findings_plan,
+    progress,
+    transfer,
+)
 from interference.stores import durations
 from interference.steps.config import ConfigError, host_configs, read_yaml
 from interference.stores import image_records
