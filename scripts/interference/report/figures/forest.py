@@ -47,7 +47,8 @@ def forest(panels: list[Panel], legend: list[tuple[str, str]]) -> Figure:
     """legend: (label, colour) of the point colours; the band's entry is added."""
     panels = [p for p in panels if p.rows]
     heights = [len(p.rows) + 1.2 for p in panels]
-    fig = Figure(figsize=(6.4, 0.9 + 0.22 * sum(heights)), layout="constrained")
+    # Rows 0.17 in apart: the default report's 38 scored findings fit one printed page.
+    fig = Figure(figsize=(6.4, 0.9 + 0.17 * sum(heights)), layout="constrained")
     axes = fig.subplots(len(panels), 1, gridspec_kw={"height_ratios": heights}, squeeze=False)[:, 0]
     for ax, panel in zip(axes, panels):
         lo, hi = _limits(panel.rows, panel.log)
