@@ -161,13 +161,21 @@ def plan_sentence(record: dict) -> str:
     return text + ("; " + "; ".join(said) if said else "") + ". Each row below says why."
 
 
+def scorecard(doc) -> pd.DataFrame | None:
+    """findings.tsv, read once per document (the abstract, this section and every study's
+    section show it), or None without one."""
+    if not hasattr(doc, "_scorecard"):
+        path = doc.stats_dir / "findings.tsv"
+        doc._scorecard = read_tsv(path, numeric=NUMERIC) if path.exists() else None
+    return doc._scorecard
+
+
 def answer(doc) -> str:
     """The abstract's first sentence: how the published findings fared here (findings.tsv), or
     nothing without a scorecard."""
-    path = doc.stats_dir / "findings.tsv"
-    if not path.exists():
+    df = scorecard(doc)
+    if df is None:
         return ""
-    df = read_tsv(path, numeric=NUMERIC)
     counts = df["verdict"].value_counts()
     scored = [f"{counts[name]} {name}" for name in VERDICT_COLOR if counts.get(name, 0)]
     left = len(df) - sum(counts.get(name, 0) for name in VERDICT_COLOR)
@@ -208,11 +216,10 @@ def forest_block(doc, df: pd.DataFrame) -> Block | None:
 
 
 def blocks(doc) -> list[Block]:
-    path = doc.stats_dir / "findings.tsv"
     out = [md("## Findings")]
-    if not path.exists():
-        return out + [md(f"No scorecard was given to this report ({esc(path)}).")]
-    df = read_tsv(path, numeric=NUMERIC)
+    df = scorecard(doc)
+    if df is None:
+        return out + [md(f"No scorecard was given to this report ({esc(doc.stats_dir / 'findings.tsv')}).")]
     out.append(md(esc(lead(df))))
     if sentence := plan_sentence(doc.config.get("findings_plan") or {}):
         out.append(md(sentence))
@@ -273,12 +280,8 @@ def blocks(doc) -> list[Block]:
 def study_blocks(doc, study: str) -> list[Block]:
     """A study section's view of the published findings it tests: findings.tsv's rows of that study,
     as the findings step scored them (one judge for the whole report; nothing is judged here)."""
-    path = doc.stats_dir / "findings.tsv"
-    if not path.exists():
-        return []
-    df = read_tsv(path, numeric=NUMERIC)
-    df = df[df["study"] == study]
-    if df.empty:
+    df = scorecard(doc)
+    if df is None or (df := df[df["study"] == study]).empty:
         return []
     lines = []
     for _, r in df.iterrows():

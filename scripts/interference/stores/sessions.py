@@ -9,8 +9,9 @@ file), environment.json (the host, engines, images and config the runs had) and,
 its parsed samples and statistics tables. `check` is the regression check: it prints every
 cell whose change is beyond the threshold (results/stats/*/changes.tsv) and exits 1 if one's
 interval covers the variation between sessions (two or more saved sessions of its definition:
-with one, a session's own shift is not told from a change, and the cell is printed only). A session is read back only whole and unaltered (every file against its manifest);
-it is never rerun, and may come from this host or another."""
+with one, a session's own shift is not told from a change, and the cell is printed only). A
+session is read back only whole and unaltered (every file against its manifest); it is never
+rerun, and may come from this host or another."""
 
 from __future__ import annotations
 

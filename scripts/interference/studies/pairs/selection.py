@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from interference.core.groups import OF_A_TRIPLE
-from interference.studies.pairs.cases import PAPERS_CONCURRENT_CASES, UNLIMITED, pair_name
+from interference.studies.pairs.cases import BASELINE, PAPERS_CONCURRENT_CASES, UNLIMITED, pair_name
 
 if TYPE_CHECKING:  # planning loads no pandas
     import pandas as pd
@@ -82,18 +82,15 @@ class Selector:
     def needs(self) -> dict:
         """The pair study's config keys whose runs make the selected cells (steps/plan.py merges
         them into the config): microservices, pairs, and cases with their baselines."""
-        alone = ["1", UNLIMITED] if self.effect == "partner" else ["1"]
+        alone = [BASELINE, UNLIMITED] if self.effect == "partner" else [BASELINE]
         named = {*(self.targets or PAPERS), *(self.partners or PAPERS)}
         members = [m for m in PAPERS if m in named] + sorted(named - set(PAPERS))
         return {"microservices": members, "pairs": self.pairs(), "cases": [*alone, *self.case_list]}
 
 
-def needs_of(selectors: list[Selector]) -> dict | str:
-    """What the plan must run for every selection a check reads (their union, in order), or why
-    one config cannot give it."""
-    hosts = [s.host for s in selectors if s.host is not None]
-    if hosts:
-        return f"needs a second host ({hosts[0]})"
+def needs_of(selectors: list[Selector]) -> dict:
+    """What the plan must run for every selection a check reads: their union, in order (a
+    finding on another host is refused before, by Check.needs)."""
     out: dict[str, list] = {"microservices": [], "pairs": [], "cases": []}
     for s in selectors:
         for key, values in s.needs().items():
