@@ -20,6 +20,8 @@ rule changes:
         differences="results/stats/{study}/changes.json",
         history="results/stats/{study}/history.tsv",
         session_variance="results/stats/{study}/session_variance.tsv",
+        # What the regression check judges (stats/regression_check.py).
+        regression="results/stats/{study}/regression.tsv",
     log:
         "results/logs/stats/{study}/changes.log",
     conda:

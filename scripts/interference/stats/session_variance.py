@@ -5,11 +5,21 @@ A session's cell mean carries the variance of its runs and their iterations (var
 components pooled over the cells of one subject: variance_components.nested). Two sessions of
 the same definition differ by more than that: whatever a whole session shares (the boot, the
 images, the host's state that day). Where two or more saved sessions of one definition exist,
-that variance between sessions is estimated from their cell means (method of moments: the
-variance of the sessions' means about their cell's level less what their own standard errors
-explain, truncated at 0, pooled over a subject's cells, with the sessions' degrees of freedom); a change of today against a session
-then has the variance se_now² + se_then² + 2·between (each session draws its own session
-effect), on the log scale for a relative change, with Welch–Satterthwaite degrees of freedom."""
+today's value is predicted from their spread: the variance of a session's cell value about its
+cell's level (its own error included, nothing subtracted), pooled over a subject's cells, with
+the sessions' degrees of freedom (k − 1, however many cells). A change of today against one of
+them then has the variance 2·spread (two draws of the same kind) plus whatever today's own error
+exceeds the sessions' (a smaller run count), with a t of k − 1 degrees of freedom: with two
+sessions t₁ = 12.7, which is what one degree of freedom can say. Subtracting the sessions' own
+errors first (the method of moments) and truncating at 0 made an estimate from two sessions
+collapse to 0 whenever they happened to agree, and the interval as narrow as if sessions did
+not differ (docs/sessions.md). The spread less the own errors (`Between.excess`) is still the
+variance component the session_variance table reports.
+
+Many cells are judged at once: `p_changed` is each change's p-value against the threshold (the
+probability of an interval this far beyond ±threshold if the change were at the threshold), and
+the regression check (stores/sessions.py) applies Holm's procedure to them, so that the chance
+that it fails on a host where nothing changed stays at 5 % however many cells it reads."""
 
 from __future__ import annotations
 
@@ -61,11 +71,19 @@ class MeanError:
 
 @dataclass(frozen=True)
 class Between:
-    """The variance between sessions of one definition and its degrees of freedom (0: none
+    """What saved sessions of one definition say about the next one: the pooled variance of a
+    session's (relative) value about its cell's level, its own error included (spread); the
+    sessions' own squared errors, averaged (own); and the degrees of freedom (k − 1; 0: none
     estimated, fewer than two sessions)."""
 
-    var: float = 0.0
+    spread: float = 0.0
+    own: float = 0.0
     df: float = 0.0
+
+    @property
+    def excess(self) -> float:
+        """The variance component between sessions (method of moments, truncated at 0)."""
+        return max(0.0, self.spread - self.own)
 
 
 NONE = Between()
@@ -100,12 +118,12 @@ def cell_errors(
     return out
 
 
-def excess_variance(cells: Iterable[tuple[np.ndarray, np.ndarray]]) -> Between:
-    """The variance between sessions beyond their own errors, pooled over cells: each cell gives
-    its sessions' values and their squared standard errors; a cell in fewer than two sessions
-    gives nothing. Its degrees of freedom are the sessions' less one, not the cells': a session's
+def session_spread(cells: Iterable[tuple[np.ndarray, np.ndarray]]) -> Between:
+    """The spread of sessions about their cells' levels, pooled over cells: each cell gives its
+    sessions' values and their squared standard errors; a cell in fewer than two sessions gives
+    nothing. The degrees of freedom are the sessions' less one, not the cells': a session's
     effect is shared by all its cells, so more cells do not make more sessions."""
-    num = den = 0.0
+    spread = own = den = 0.0
     sessions = 0
     for values, variances in cells:
         ok = np.isfinite(values) & np.isfinite(variances)
@@ -113,10 +131,11 @@ def excess_variance(cells: Iterable[tuple[np.ndarray, np.ndarray]]) -> Between:
         k = values.size
         if k < 2:
             continue
-        num += (k - 1) * (values.var(ddof=1) - variances.mean())
+        spread += (k - 1) * values.var(ddof=1)
+        own += (k - 1) * variances.mean()
         den += k - 1
         sessions = max(sessions, k)
-    return Between(max(0.0, num / den), sessions - 1) if den else NONE
+    return Between(spread / den, own / den, sessions - 1) if den else NONE
 
 
 def between_sessions(
@@ -134,7 +153,7 @@ def between_sessions(
         if level == 0 or not math.isfinite(level):
             continue
         by_subject[subject(key)].append((means / level, variances))
-    return {s: excess_variance(cells) for s, cells in by_subject.items()}
+    return {s: session_spread(cells) for s, cells in by_subject.items()}
 
 
 def between_runs(
@@ -167,33 +186,60 @@ def _t(df: float) -> float:
     return stats.t.ppf(q, df) if df > 0 else math.nan
 
 
+def _change_variance(now_var: float, now_df: float, then_var: float, then_df: float, between: Between):
+    """The variance of today's value less a session's, and its parts (variance, df): from the
+    sessions' spread where two or more measured it, else from the two sessions' own errors."""
+    if between.df:
+        parts = [(2 * between.spread, between.df), (max(0.0, now_var - between.own), now_df)]
+    else:
+        parts = [(now_var, now_df), (then_var, then_df)]
+    return sum(v for v, _ in parts), satterthwaite(parts)
+
+
+def beyond_p(estimate: float, se: float, df: float, lower: float, upper: float) -> float:
+    """The p-value that an estimate lies beyond [lower, upper] (a one-sided test on the side it
+    fell, doubled, so that p < 0.05 exactly when the 95 % interval lies beyond the range)."""
+    if not (math.isfinite(estimate) and se > 0 and df > 0):
+        return math.nan
+    # The t's sf and cdf called with df: a frozen distribution costs a millisecond a call.
+    dist, args = (stats.norm, ()) if df == math.inf else (stats.t, (df,))
+    if estimate >= (lower + upper) / 2:
+        side = dist.sf((estimate - upper) / se, *args)
+    else:
+        side = dist.cdf((estimate - lower) / se, *args)
+    return min(1.0, 2 * side)
+
+
 def relative_change_ci(
-    now: float, now_error: MeanError, then: float, then_error: MeanError, between: Between, higher: bool
-) -> tuple[float, float, float]:
+    now: float, now_error: MeanError, then: float, then_error: MeanError, between: Between, higher: bool,
+    threshold: float = 0.0,
+) -> tuple[float, float, float, float]:  # fmt: skip
     """95 % CI of the relative change of today's mean against the session's (negative is worse),
-    with its degrees of freedom: the ratio's interval on the log scale."""
-    parts = [(now_error.var, now_error.df), (then_error.var, then_error.df), (2 * between.var, between.df)]
-    se, df = math.sqrt(sum(v for v, _ in parts)), satterthwaite(parts)
-    t = _t(df)
+    with its degrees of freedom and the p-value that it lies beyond ±threshold: the ratio's
+    interval on the log scale."""
+    var, df = _change_variance(now_error.var, now_error.df, then_error.var, then_error.df, between)
+    se, t = math.sqrt(var), _t(df)
     if not (math.isfinite(se) and math.isfinite(t)) or now <= 0 or then <= 0:
-        return math.nan, math.nan, df
+        return math.nan, math.nan, df, math.nan
     ratio = now / then
     low, high = ratio * math.exp(-t * se), ratio * math.exp(t * se)
-    return ((low - 1, high - 1) if higher else (1 - high, 1 - low)) + (df,)
+    # Beyond ±threshold in either orientation is the ratio beyond [1 − t, 1 + t].
+    p = beyond_p(math.log(ratio), se, df, math.log(max(1e-12, 1 - threshold)), math.log(1 + threshold))
+    return ((low - 1, high - 1) if higher else (1 - high, 1 - low)) + (df, p)
 
 
 def difference_ci(
-    now: float, now_se: float, then: float, then_se: float, between: Between
-) -> tuple[float, float, float]:
-    """95 % CI of now − then for two values from tables with normal CIs, plus the variance
-    between sessions where it was estimated."""
-    parts = [(now_se**2, math.inf), (then_se**2, math.inf), (2 * between.var, between.df)]
-    se, df = math.sqrt(sum(v for v, _ in parts)), satterthwaite(parts)
-    t = _t(df)
+    now: float, now_se: float, then: float, then_se: float, between: Between, threshold: float = 0.0
+) -> tuple[float, float, float, float]:
+    """95 % CI of now − then for two values from tables with normal CIs (or the sessions' spread
+    where two or more measured it), its degrees of freedom and the p-value that it lies beyond
+    ±threshold."""
+    var, df = _change_variance(now_se**2, math.inf, then_se**2, math.inf, between)
+    se, t = math.sqrt(var), _t(df)
     if not (math.isfinite(se) and math.isfinite(t)):
-        return math.nan, math.nan, df
+        return math.nan, math.nan, df, math.nan
     d = now - then
-    return d - t * se, d + t * se, df
+    return d - t * se, d + t * se, df, beyond_p(d, se, df, -threshold, threshold)
 
 
 COMPONENT_COLUMNS = ["sessions", "subject", "iteration", "run", "session", "session_share", "df_session"]
@@ -220,10 +266,10 @@ def components_table(
                     cells += [(name, key)] * v.size
                     labels += [r] * v.size
         c = nested(values, cells, labels)
-        total = c.iteration + (c.run if math.isfinite(c.run) else 0.0) + b.var
+        total = c.iteration + (c.run if math.isfinite(c.run) else 0.0) + b.excess
         rows.append({
             "sessions": ", ".join(sessions), "subject": " ".join(subj), "iteration": c.iteration,
-            "run": c.run, "session": b.var, "session_share": b.var / total if total > 0 else math.nan,
+            "run": c.run, "session": b.excess, "session_share": b.excess / total if total > 0 else math.nan,
             "df_session": b.df,
         })  # fmt: skip
     return rows

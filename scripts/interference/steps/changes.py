@@ -4,9 +4,11 @@
       --sessions A.tar.gz [B.tar.gz ...] [--threshold 0.05] [--across-definitions] --out P.tsv
 
 Writes P.tsv and, beside it, P.json (per session, what else differs between the two records),
-history.tsv (each cell's mean per session, today last, with its change points: history.py) and
+history.tsv (each cell's mean per session, today last, with its change points: history.py),
 session_variance.tsv (per subject, the variance between iterations, runs and sessions of each
-definition two or more sessions ran).
+definition two or more sessions ran) and regression.tsv (today against the saved sessions of
+today's definition, when there are two or more, per subject: each cell beyond the subject's
+shift, and the shift: stats/regression_check.py; the regression check reads it).
 
 One row per cell of the study's summary table (its group columns but the host) and session:
 the relative change of today's mean against the session's, oriented so that negative is worse,
@@ -32,6 +34,8 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.descriptive import prepare, valid
+from interference.stats.regression_check import COLUMNS as REGRESSION_COLUMNS
+from interference.stats.regression_check import regression_rows
 from interference.stats.resampling import relative_change
 from interference.stats.session_differences import definition_differences, environment_differences, flat
 from interference.stats.session_variance import (
@@ -53,7 +57,8 @@ from interference.stores.sessions import Session, SessionError, load
 FIXED = ["session", "session_host", "host"]
 MEASURES = [
     "cell", "quantity", "unit", "higher_is_better", "n_then", "n_now", "mean_then", "mean_now",
-    "change", "change_ci_low", "change_ci_high", "ci_method", "sessions_pooled", "threshold", "verdict",
+    "change", "change_ci_low", "change_ci_high", "p_changed", "ci_method", "sessions_pooled", "threshold",
+    "verdict",
     "definition",
 ]  # fmt: skip
 
@@ -92,9 +97,35 @@ def _subject(group: list[str]):
     return lambda key: tuple(key[i] for i in idx)
 
 
-def _definition(session: Session, study: str) -> str:
-    cfg = session.environment.get("config", {}).get("studies", {}).get(study, {})
+def _definition(session: Session | dict, study: str) -> str:
+    """A study's definition (its config but the runtimes), from a session or an environment."""
+    environment = session if isinstance(session, dict) else session.environment
+    cfg = environment.get("config", {}).get("studies", {}).get(study, {})
     return json.dumps(flat({k: v for k, v in cfg.items() if k != "runtimes"}), sort_keys=True, default=str)
+
+
+def _regression(
+    study: str, environment: dict, loaded: list[Session], samples: pd.DataFrame, summary: pd.DataFrame,
+    group: list[str], threshold: float,
+) -> pd.DataFrame:  # fmt: skip
+    """Today against the saved sessions of today's definition (regression_check.py)."""
+    same = [
+        s for s in loaded if study in s.studies and _definition(s, study) == _definition(environment, study)
+    ]
+    means = lambda runs: {k: np.concatenate(v).mean() for k, v in runs.items()}  # noqa: E731
+    higher = {
+        tuple(str(r[c]) for c in group): str(r["higher_is_better"]).strip().lower() in ("true", "1")
+        for r in summary.to_dict("records")
+    }
+    rows = regression_rows(
+        [means(session_runs(s.samples(study), tuple(group))) for s in same],
+        means(_runs(samples, group)),
+        _subject(group),
+        higher,
+        threshold,
+        lambda key: " ".join(f"{c}={v}" for c, v in zip(group, key) if v != ""),
+    )
+    return pd.DataFrame(rows, columns=REGRESSION_COLUMNS)
 
 
 def siblings_of(session: Session, sessions: list[Session], study: str) -> list[Session]:
@@ -148,17 +179,22 @@ def compare(
         a = np.concatenate(now[key]) if key in now else np.empty(0)
         b = np.concatenate(then[key]) if key in then else np.empty(0)
         higher = str(r["higher_is_better"]).strip().lower() in ("true", "1")
-        change, low, high, method, bt = math.nan, math.nan, math.nan, "", between.get(subject(key), NONE)
+        change, low, high, p, method = math.nan, math.nan, math.nan, math.nan, ""
+        bt = between.get(subject(key), NONE)
         covers_runs = True
         if a.size and b.size and b.mean() != 0:
             change = relative_change(a.mean(), b.mean(), higher)
-            low, high, df = relative_change_ci(a.mean(), now_err[key], b.mean(), then_err[key], bt, higher)
+            low, high, df, p = relative_change_ci(
+                a.mean(), now_err[key], b.mean(), then_err[key], bt, higher, threshold
+            )
             levels = {now_err[key].level, then_err[key].level}
             level = ITERATIONS if ITERATIONS in levels else now_err[key].level
             covers_runs = level != ITERATIONS or bool(bt.df)
             if math.isfinite(low):
-                method = f"log ratio, t with {df:.0f} df: {level}" + (
-                    f", and between {len(siblings)} sessions" if bt.df else ""
+                method = (
+                    f"log ratio, t with {df:.0f} df: the spread of {len(siblings)} sessions (their runs and iterations included)"
+                    if bt.df
+                    else f"log ratio, t with {df:.0f} df: {level}"
                 )
                 method += "" if covers_runs else f"; {NO_VERDICT}"
         rows.append(
@@ -178,6 +214,7 @@ def compare(
                 "change": change,
                 "change_ci_low": low,
                 "change_ci_high": high,
+                "p_changed": p,
                 "ci_method": method,
                 "sessions_pooled": len(siblings) if bt.df else 1,
                 "threshold": threshold,
@@ -234,12 +271,14 @@ def main(argv=None) -> int:
             components = [
                 row for found in by_definition.values() for row in components_table(found, _subject(group))
             ]
+            regression = _regression(a.study, environment, loaded, samples, summary, group, a.threshold)
     except SessionError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     pd.DataFrame(components, columns=COMPONENT_COLUMNS).to_csv(
         a.out.with_name("session_variance.tsv"), sep="\t", index=False
     )
+    regression.to_csv(a.out.with_name("regression.tsv"), sep="\t", index=False)
     pd.concat(frames, ignore_index=True).to_csv(a.out, sep="\t", index=False)
     a.out.with_suffix(".json").write_text(json.dumps(records, indent=1) + "\n")
     # Each cell over the sessions in the order they were saved, today last (history.py).

@@ -17,7 +17,7 @@ from interference.stats.session_variance import (
     WITHIN_ONE_RUN,
     Between,
     difference_ci,
-    excess_variance,
+    session_spread,
     verdict,
 )
 from interference.stores.sessions import Session
@@ -53,7 +53,7 @@ def _ratio_between(siblings: list[Session], study: str, c) -> Between:
         found = [_value_se(t.loc[key], c) for t in tables if key in t.index]
         values, ses = (np.array(x, float) for x in zip(*found))
         cells.append((values, ses**2))
-    return excess_variance(cells)
+    return session_spread(cells)
 
 
 def compare_ratios(
@@ -75,7 +75,7 @@ def compare_ratios(
                 continue
             t = then.loc[key]
             (a, se_a), (b, se_b) = _value_se(r, c), _value_se(t, c)
-            low, high, df = difference_ci(a, se_a, b, se_b, between)
+            low, high, df, p = difference_ci(a, se_a, b, se_b, between, threshold)
             # A table that says its interval covers one run's iterations only (the pair study's
             # ci_level), on either side, judges nothing unless sessions measure what runs add.
             covers_runs = bool(between.df) or not {r.get("ci_level"), t.get("ci_level")} & set(WITHIN_ONE_RUN)
@@ -96,8 +96,13 @@ def compare_ratios(
                     "change": a - b,
                     "change_ci_low": low,
                     "change_ci_high": high,
+                    "p_changed": p,
                     "ci_method": "difference of the two tables' CIs (normal)"
-                    + (f", and between {len(siblings)} sessions (t with {df:.0f} df)" if between.df else "")
+                    + (
+                        f"; the spread of {len(siblings)} sessions instead (t with {df:.0f} df)"
+                        if between.df
+                        else ""
+                    )
                     + ("" if covers_runs else f"; {NO_VERDICT}"),
                     "sessions_pooled": len(siblings) if between.df else 1,
                     "threshold": threshold,

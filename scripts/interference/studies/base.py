@@ -114,9 +114,10 @@ class RunKey:
 
 
 # What the workflow's own rules write beside a study's tables in results/stats/<study>/ (run_tables, environment, order_agreement:
-# runs, run_members; changes.smk: changes, history, session_variance): no study table takes
+# runs, run_members; changes.smk: changes, history, session_variance, regression): no study
+# table takes
 # these names, or two rules would write one file.
-GENERIC_TABLES = frozenset({"runs", "run_members", "changes", "history", "session_variance"})
+GENERIC_TABLES = frozenset({"runs", "run_members", "changes", "history", "session_variance", "regression"})
 
 
 class Study(abc.ABC):
