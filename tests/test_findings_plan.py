@@ -2,9 +2,14 @@
 into the config; a budget filled cheapest first, checked against a hand-worked allocation; the
 plan recorded and printed, and the scorecard naming why a finding did not run."""
 
+import json
+import shutil
+import subprocess
+
 import pandas as pd
 import pytest
-from conftest import keep_reference_probe
+import yaml
+from conftest import REPO, SNAKEMAKE, keep_reference_probe
 from interference import studies
 from interference.steps import config as config_module
 from interference.steps import plan
@@ -167,6 +172,58 @@ def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, 
     assert wider["planned"] == ["000-7", "000-9"] and wider["over_budget"] == {}
 
 
+def test_a_run_on_disk_costs_the_plan_nothing(tmp_path, monkeypatch):
+    """After a first pass, a bigger budget must not spend its minutes again on runs already
+    measured (issue 52): a run whose meta.json holds the settings it would run with is free; one
+    measured with other settings (more iterations) is not."""
+    monkeypatch.chdir(tmp_path)
+    keep_reference_probe(tmp_path)
+    raw = {"findings": ["000-7", "000-9"], "budget_min": 6, "runtimes": ["docker"], "studies": {
+        "pairs": {"iterations": 3, "repetitions": 1, "window_s": {"2": 4, "3a": 4, "3b": 4},
+                  "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
+                  "sizes": {"L": {"n": 1000}, "B": {"file_size_mb": 2048, "ram_mb": 1024}}}}}  # fmt: skip
+    everything = config_module.validate({**raw, "budget_min": None}, machine=False)
+    pairs = studies.get("pairs")
+    part = everything["studies"]["pairs"]
+    b_runs = [r for r in pairs.runs_on(part, "docker") if "B" in r.key and not pairs.after_all(r.key)]
+    assert b_runs
+
+    def measure(runs, **changed):
+        for r in runs:
+            settings = {
+                "host": everything["host"],
+                **studies.run_settings(everything, "pairs", "docker", r.key, r.repetition),
+            }
+            meta = (
+                tmp_path
+                / f"results/raw/{everything['host']}/docker/pairs/{r.key}/rep{r.repetition}/meta.json"
+            )
+            meta.parent.mkdir(parents=True, exist_ok=True)
+            meta.write_text(json.dumps({"settings": {**settings, **changed}}))
+
+    done = config_module.measured_runs(tmp_path / "results")
+    seconds = lambda c, d=None: config_module.model_seconds(c, done=d)  # noqa: E731
+    # Bonnie++'s runs measured with 5 iterations, not 3: still to do, 000-9 still over the budget.
+    measure(b_runs, iterations=5)
+    assert seconds(everything, done) == pytest.approx(seconds(everything))
+    assert config_module.validate({**raw, "budget_min": 7}, machine=False)["findings_plan"]["over_budget"]
+    # Measured with these settings: they cost nothing, and a new budget plans 000-9 as well.
+    measure(b_runs)
+    fresh = config_module.measured_runs(tmp_path / "results")
+    b_seconds = sum(
+        pairs.expected_seconds(
+            {
+                "host": everything["host"],
+                **studies.run_settings(everything, "pairs", "docker", r.key, r.repetition),
+            }
+        )
+        for r in b_runs
+    )
+    assert seconds(everything, fresh) <= seconds(everything) - b_seconds
+    record = config_module.validate({**raw, "budget_min": 8}, machine=False)["findings_plan"]
+    assert sorted(record["planned"]) == ["000-7", "000-9"] and record["over_budget"] == {}
+
+
 def test_what_this_host_lacks_makes_a_finding_not_testable_here():
     """A VM under TCG (asked for here, as on a host without usable KVM) is an emulator's speed:
     001-3 (a VM's scaling) is not planned and the scorecard says why."""
@@ -255,3 +312,59 @@ def test_each_pair_check_is_declared_once_and_measured_once():
         measures("no_such")(lambda ctx, args: None)
     with pytest.raises(ValueError, match="'mean_ir' is measured twice"):
         measures("mean_ir")(lambda ctx, args: None)
+
+
+def test_after_a_pass_a_forced_rerun_and_a_new_plan_keep_every_finding_measured(tmp_path, monkeypatch):
+    """The sequence a new user tried (issue 52), planned by snakemake itself (dry runs; the runs'
+    meta.json and ledger written as the runner writes them, 3× slower than the models): `make
+    paper`'s plan, then a rerun of one run forced, then a fresh plan (its cache gone, as with a
+    new budget) while this host's history now says it is slower. The forced rerun plans that run
+    alone and the same findings; the fresh plan keeps them too, the measured runs costing nothing."""
+    from interference.stores import durations
+
+    keep_reference_probe(tmp_path)
+    raw = {"findings": ["000-7", "000-9"], "budget_min": 6, "runtimes": ["docker"], "studies": {
+        "pairs": {"iterations": 3, "repetitions": 1, "window_s": {"2": 4, "3a": 4, "3b": 4},
+                  "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"},
+                  "sizes": {"L": {"n": 1000}, "B": {"file_size_mb": 2048, "ram_mb": 1024}}}}}  # fmt: skip
+    (tmp_path / "paper.yaml").write_text(yaml.safe_dump(raw))
+
+    def dry(*args):
+        r = subprocess.run(
+            [SNAKEMAKE, "-n", "-d", str(tmp_path), "report/paper.html", "--configfile", str(tmp_path / "paper.yaml"), *args],
+            cwd=REPO, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout + r.stderr
+
+    first = dry()
+    assert "Findings: 1 of 2 asked are planned" in first and "(000-9)" in first, first[-2000:]
+    # The pass: every planned run measured, each 3× its model.
+    monkeypatch.chdir(tmp_path)  # the config reads the plan's cache under results/
+    cfg = config_module.validate(raw, machine=False)
+    pairs = studies.get("pairs")
+    for name in ["base", *cfg["studies"]["pairs"]["microservices"]]:  # the images, built before the runs
+        image = tmp_path / f"results/images/{cfg['host']}/docker/{name}.json"
+        image.parent.mkdir(parents=True, exist_ok=True)
+        image.write_text("{}")
+    metas = []
+    for r in pairs.runs_on(cfg["studies"]["pairs"], "docker"):
+        settings = {"host": cfg["host"], **studies.run_settings(cfg, "pairs", "docker", r.key, r.repetition)}
+        meta = {"settings": settings, "started": 0.0, "finished": 3 * pairs.expected_seconds(settings)}
+        path = tmp_path / f"results/raw/{cfg['host']}/docker/pairs/{r.key}/rep{r.repetition}/meta.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(meta))
+        durations.record(meta, tmp_path / "results")
+        metas.append((r, path))
+    one = str(next(p for r, p in metas if not pairs.after_all(r.key)).relative_to(tmp_path))
+    forced = dry("--forcerun", one)
+    # The forced run, and the drift check's baselines that wait for every run (Study.after_all).
+    ends = sum(pairs.after_all(r.key) for r, _ in metas)
+    assert f"run{' ' * 23}{1 + ends}" in forced, forced[-3000:]
+    assert f"Plan: {1 + ends} runs to do (pairs on docker: {1 + ends})" in forced
+    assert "Findings: 1 of 2 asked are planned" in forced
+    # A fresh plan on a host whose history says ×3: the measured 000-7 still fits, for free.
+    shutil.rmtree(tmp_path / "results/plan")
+    again = dry()
+    assert "The models are scaled ×3" in again or "×3.0" in again, again[-2000:]
+    assert "Findings: 1 of 2 asked are planned" in again and "Plan: no runs to do" in again, again[-2000:]

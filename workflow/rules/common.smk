@@ -129,16 +129,34 @@ RUN_PLAN = run_order.plan(
 )
 
 
+def forced_runs():
+    """The run outputs named by --forcerun (a run's meta.json: the README's rerun of one case),
+    and whether every run is forced (--forcerun run, --forceall). Read from the command line
+    with snakemake's own parser: the workflow's DAG settings are not set yet when the plan is
+    printed."""
+    from snakemake.cli import get_argument_parser
+
+    args, _ = get_argument_parser().parse_known_args(sys.argv[1:])
+    named = {str(f) for f in (args.forcerun or ())}
+    return named, bool(args.forceall) or "run" in named
+
+
 def planned_runs():
-    """The runs still without meta.json, in plan order, each with its expected duration
-    (steps/estimate.py, from the past runs of its host); and a run its study measures after
-    all others (the drift check's) where one of those is to do, since it then runs again.
+    """The runs still without meta.json or forced to run again, in plan order, each with its
+    expected duration (steps/estimate.py, from the past runs of its host); and a run its study
+    measures after all others (the drift check's) where one of those is to do, since it then
+    runs again.
     """
     every = [(s, h, rt, r) for s in STUDIES for h, rt, r in host_runs(s)]
+    named, every_forced = forced_runs()
+
+    def to_do(meta):
+        return every_forced or meta in named or not os.path.exists(meta)
+
     todo = [
         (s, h, rt, r)
         for s, h, rt, r in every
-        if not os.path.exists(
+        if to_do(
             RUN_META.format(host=h, runtime=rt, study=s, key=r.key, rep=r.repetition)
         )
     ]

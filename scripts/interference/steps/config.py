@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -178,9 +179,38 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
     return config
 
 
-def model_seconds(config: dict, scale: float = 1.0) -> float:
+def measured_runs(results: Path) -> Callable[[dict], bool]:
+    """Whether a run is on disk already with the settings it would run with (its meta.json under
+    results/raw/ holds them): snakemake will not run it again, so it costs a plan nothing."""
+    seen: dict[Path, dict | None] = {}
+
+    def done(settings: dict) -> bool:
+        s = settings
+        path = (
+            results
+            / "raw"
+            / s["host"]
+            / s["runtime"]
+            / s["study"]
+            / s["key"]
+            / f"rep{s['repetition']}"
+            / "meta.json"
+        )
+        if path not in seen:
+            try:
+                seen[path] = json.loads(path.read_text()).get("settings")
+            except (OSError, ValueError, AttributeError):
+                seen[path] = None
+        return seen[path] == settings
+
+    return done
+
+
+def model_seconds(config: dict, scale: float = 1.0, done: Callable[[dict], bool] | None = None) -> float:
     """A config's runs by the studies' models, parsing included (a run without a model counts
-    estimate.NO_MODEL_S), each model's part beyond its wall-clock time scaled by `scale`."""
+    estimate.NO_MODEL_S), each model's part beyond its wall-clock time scaled by `scale`. A run
+    `done` says is measured costs nothing, unless it runs again after every other (a drift
+    check's baseline: Study.after_all)."""
     from interference.steps import estimate
 
     # A study part that is not complete yet (the config's `how` before a finding adds its
@@ -201,6 +231,8 @@ def model_seconds(config: dict, scale: float = 1.0) -> float:
         for rt in part["runtimes"]:
             for r in study.runs_on(part, rt):
                 settings = {"host": cfg["host"], **studies.run_settings(cfg, name, rt, r.key, r.repetition)}
+                if done and not study.after_all(r.key) and done(settings):
+                    continue
                 s = study.expected_seconds(settings)
                 if s is None:
                     s = estimate.NO_MODEL_S * scale
@@ -255,10 +287,13 @@ def _with_findings(config: dict, source: str) -> dict:
 
     budget = config["budget_min"] is not None
     scale = estimate.host_scale(Path("results"), config["host"]) if budget else estimate.Scale()
+    done = measured_runs(Path("results"))  # read once for every cost the plan weighs
     try:
         out = plan.expand(
             config,
-            lambda c: model_seconds(c, scale.factor),
+            # A run on disk with the same settings costs nothing: a bigger budget after a first
+            # pass keeps what was measured and spends the minutes on what was not.
+            lambda c: model_seconds(c, scale.factor, done),
             Path("results") / "plan" if budget else None,
             scale_said=estimate.scale_words(scale) if budget else None,
         )
