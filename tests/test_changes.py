@@ -184,6 +184,12 @@ def test_the_regression_check_exits_1_on_a_change_across_sessions(tmp_path, caps
         and "failing: scaling docker execution_time, subject's shift: -11.8%" in out
         and "against 3 sessions" in out and "over 3 questions" in out
     )  # fmt: skip
+    # A cell the summary leaves out (the pair study's drift baseline, case 1-end) is still read.
+    frame = pd.read_csv(slower / "parsed/scaling/samples.tsv", sep="\t", dtype=str, keep_default_na=False)
+    rows = changes._regression("scaling", json.loads((slower / "stats/environment.json").read_text()),
+                               [sessions.load(p, tmp_path / f"r{i}") for i, p in enumerate(saved)],
+                               frame, ["runtime", "instances", "metric"], 0.05)  # fmt: skip
+    assert set(rows["cell"]) >= {"runtime=docker instances=2 metric=execution_time"}
     # Nothing changed: it passes.
     code, out = _check(tmp_path, results(tmp_path, "c", samples(5)), saved, capsys)
     assert code == 0 and "0 stay beyond it" in out, out
