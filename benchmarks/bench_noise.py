@@ -11,7 +11,9 @@ cells' run means (log scale, so that a semivariance of 0.0036 is two runs about 
   run_share the runs' share of a cell's variance (one-way random effects, moment estimate)
   top10     the share of the summed semivariance carried by the largest 10 % of run pairs
   r_steal   the correlation of an iteration's value (log, centred on its run) with the steal on
-            the host, r_own with its own CPU use (where the telemetry has them)
+            the host, r_own_steal with the steal on its member's own CPUs, r_own with its own
+            CPU use (where the telemetry has them); stolen: the share of iterations the steal
+            rule left out (own_steal above descriptive.STEAL_LIMIT)
 And, where the runs were phased, per target and case: the SD between runs of the run's
 with/without log ratio (paired) against that of its with-mean against the mean of the Case 1
 runs (unpaired) — what pairing removed."""
@@ -25,13 +27,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from interference.stats.descriptive import STEAL_LIMIT
+
 CELL = ["host", "runtime", "case", "target", "partner", "metric"]
 ALONE = ("1", "1u")
 
 
 def load(results: Path) -> pd.DataFrame:
     d = pd.read_csv(results / "parsed/pairs/samples.tsv", sep="\t", dtype={"case": str, "partner": str},
-                    keep_default_na=False, na_values={"value": [""], "steal_cores": [""], "own_cpu_cores": [""]})  # fmt: skip
+                    keep_default_na=False, na_values={"value": [""], "steal_cores": [""], "own_steal": [""], "own_cpu_cores": [""]})  # fmt: skip
     d = d[(d["status"] == "ok") & d["value"].notna() & (d["value"] > 0)].copy()
     if "phase" not in d:
         d["phase"] = ""
@@ -80,7 +85,7 @@ def noise(d: pd.DataFrame) -> pd.DataFrame:
         diffs = its.diff().dropna()
         centred = g["log"] - g.groupby([*CELL, "repetition"])["log"].transform("mean")
         corr = {}
-        for col in ("steal_cores", "own_cpu_cores"):
+        for col in ("steal_cores", "own_steal", "own_cpu_cores"):
             x = pd.to_numeric(g.get(col), errors="coerce") if col in g else pd.Series(dtype=float)
             ok = x.notna() & (x.std() > 0) if len(x) else x
             corr[col] = float(np.corrcoef(centred[ok], x[ok])[0, 1]) if len(x) and ok.sum() > 2 else np.nan
@@ -89,7 +94,9 @@ def noise(d: pd.DataFrame) -> pd.DataFrame:
             **{k: float(v.median()) * 1e4 if len(v) else np.nan for k, v in lag.items()},
             "pairs": len(sv), "iter_cv": float(diffs.std() / np.sqrt(2)) if len(diffs) > 1 else np.nan,
             "run_share": float(np.nanmedian([_run_share(c) for _, c in g.groupby(CELL)] or [np.nan])),
-            "top10": top, "r_steal": corr["steal_cores"], "r_own": corr["own_cpu_cores"],
+            "top10": top, "r_steal": corr["steal_cores"], "r_own_steal": corr["own_steal"],
+            "r_own": corr["own_cpu_cores"],
+            "stolen": float((pd.to_numeric(g["own_steal"], errors="coerce") > STEAL_LIMIT).mean()) if "own_steal" in g else np.nan,
         })  # fmt: skip
     return pd.DataFrame(rows)
 

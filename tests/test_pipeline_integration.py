@@ -236,6 +236,10 @@ def test_every_iteration_has_its_contention_telemetry(workdir):
     # other load (the other test processes), so no lower bound is asserted beyond 0.
     assert docker["cpu_cores"].between(0, 1.1).all() and (docker["cpu_cores"] > 0).mean() > 0.9
     assert df[df["runtime"] == "nested"]["memory_failcnt"].isna().all()
+    # The steal on each member's own CPUs (a share of them), on every iteration of a runtime
+    # whose containers run here.
+    docker_all = df[df["runtime"] == "docker"]
+    assert docker_all["own_steal"].notna().mean() > 0.9 and docker_all["own_steal"].between(0, 1).all()
 
 
 def test_forcing_one_case_reruns_exactly_that_run(workdir):

@@ -129,6 +129,22 @@ def test_exclusion_counts_and_values():
     assert r["n_excluded_failed"] == 4
 
 
+def test_iterations_under_steal_are_left_out_by_the_fixed_rule():
+    """An iteration whose member lost more than a tenth of its own CPUs to the hypervisor is
+    left out and counted in n_excluded_steal; at exactly a tenth, or with no reading, it counts.
+    A failed or outside iteration under steal is counted once, as before. The IR reads the same
+    valid iterations."""
+    steal = [0.0, 0.10, np.nan, 0.11, 0.5]
+    df = frame(rows("2", "L", "S", [10, 11, 12, 100, 200]), rows("2", "L", "S", [None]))
+    df["own_steal"] = [*steal, 0.9]
+    df = pd.concat([df, frame(rows("1", "L", "", [10.0, 10.0, 10.0]))], ignore_index=True)
+    r = one(st.summarize(df), case="2")
+    assert r["n"] == 3 and r["mean"] == pytest.approx(11.0)
+    assert (r["n_excluded_steal"], r["n_excluded_failed"], r["n_excluded_overlap"]) == (2, 1, 0)
+    ir = st.interference_ratios(df, n_resamples=200).set_index("case").loc["2"]
+    assert ir["mean"] == pytest.approx(11.0) and ir["n"] == 3
+
+
 def test_single_sample_defined():
     r = one(st.summarize(frame(rows("1", "L", "", [19.5]))), case="1")
     assert r["n"] == 1 and r["mean"] == 19.5 and r["median"] == 19.5

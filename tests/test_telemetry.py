@@ -32,6 +32,37 @@ def test_host_counters_have_pressure_and_context_switches(monkeypatch):
     assert telemetry_rates._rate("psi_cpu_some_us", 5_200_000, 5.0) == ("psi_cpu_some", 1.0)
     if os.path.exists("/proc/pressure/cpu"):
         assert {"psi_cpu_some_us", "psi_memory_full_us", "psi_io_some_us"} <= set(c)
+    # Each CPU's steal too (the 8th value of its cpu<N> line): as many as this machine has.
+    per_cpu = {k for k in c if k.startswith("steal_ticks_cpu")}
+    assert per_cpu == {f"steal_ticks_cpu{i}" for i in range(os.cpu_count())}
+    assert sum(c[k] for k in per_cpu) <= c["steal_ticks"] + len(per_cpu)  # the cpu line is their sum
+
+
+def test_a_members_own_steal_is_the_steal_on_its_own_cpus(monkeypatch):
+    """The hypervisor takes 30 % of CPU 0 for 10 s and nothing of CPU 1. A member pinned to CPU
+    0 lost 0.3 of its CPU, one pinned to CPU 1 nothing, an unpinned one 0.15 of its two; the
+    machine-wide figure is 0.3 of a CPU for all three (by hand, with a 100 Hz clock)."""
+    monkeypatch.setattr(telemetry_rates, "CLOCK_TICKS", 100)
+    tel = pd.DataFrame(
+        [(t, "host", counter, value) for t in (0.0, 10.0) for counter, value in
+         (("steal_ticks", 300 * t / 10), ("steal_ticks_cpu0", 300 * t / 10), ("steal_ticks_cpu1", 0))],
+        columns=telemetry.COLUMNS,
+    )  # fmt: skip
+    meta = {
+        "telemetry": {"file": "telemetry.tsv"},
+        "containers": [
+            {"name": "m1", "role": "member1", "limits_requested": {"cpuset": "0"}},
+            {"name": "m2", "role": "member2", "limits_requested": {"cpuset": "1"}},
+            {"name": "m3", "role": "member3", "limits_requested": {"cpuset": None}},
+        ],
+    }
+    df = pd.DataFrame({"member": [1, 2, 3], "start": [2.0, 2.0, 2.0], "end": [8.0, 8.0, 8.0]})
+    monkeypatch.setattr(telemetry_rates, "read", lambda path: tel)
+    out = telemetry_rates.attach(df, meta, Path("."))
+    assert out["own_steal"].tolist() == pytest.approx([0.3, 0.0, 0.15])
+    assert out["steal_cores"].tolist() == pytest.approx([0.3] * 3)
+    assert not [c for c in out.columns if c.startswith("steal_share_cpu")]  # kept narrow
+    assert telemetry_rates.cpu_list("0,2-3") == [0, 2, 3] and telemetry_rates.cpu_list(None) is None
 
 
 def test_cgroup_dirs_v1_and_v2(tmp_path):

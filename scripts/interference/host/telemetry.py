@@ -6,6 +6,8 @@ A thread of the runner samples every `interval_s` into <raw folder>/telemetry.ts
                   ctxt                                 /proc/stat: context switches
                   steal_ticks                          /proc/stat: time the hypervisor ran
                                                        something else on this VM's CPUs
+                  steal_ticks_cpu<N>                   the same per CPU (a member's own CPUs:
+                                                       telemetry_rates.attach's own_steal)
   source <entity> cpu_usage_ns                         cgroup v1 cpuacct.usage, v2 cpu.stat
                   nr_periods, nr_throttled, throttled_ns  cpu.stat (CFS quota periods)
                   memory_failcnt, oom_kill             v1 memory.failcnt, memory.oom_control;
@@ -58,6 +60,9 @@ def host_counters(pressure: Path = PRESSURE) -> dict[str, int]:
                     out["ctxt"] = int(line.split()[1])
                 elif line.startswith("cpu "):  # all CPUs: user nice system idle iowait irq softirq steal
                     out["steal_ticks"] = int(line.split()[8])
+                elif line.startswith("cpu"):  # one CPU: cpu<N> and the same fields
+                    fields = line.split()
+                    out[f"steal_ticks_{fields[0]}"] = int(fields[8])
     except OSError:
         pass
     return out

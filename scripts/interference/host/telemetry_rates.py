@@ -32,6 +32,8 @@ def _rate(counter: str, delta, seconds) -> tuple[str, object]:
         return "ctxt_per_s", delta / seconds
     if counter == "steal_ticks":  # CPUs' worth of time the hypervisor gave to others
         return "steal_cores", delta / CLOCK_TICKS / seconds
+    if counter.startswith("steal_ticks_cpu"):  # one CPU's share of the interval stolen
+        return counter.replace("ticks", "share"), delta / CLOCK_TICKS / seconds
     return counter, delta  # events: a count
 
 
@@ -71,12 +73,43 @@ def _entities_of(meta: dict, member) -> list[str]:
     ]
 
 
+def cpu_list(text: str | None) -> list[int] | None:
+    """A cpuset list ("0", "0-1", "0,2-3") as CPU numbers; None for none given (every CPU)."""
+    if not text:
+        return None
+    out = []
+    for part in str(text).split(","):
+        lo, _, hi = part.strip().partition("-")
+        out += range(int(lo), int(hi or lo) + 1)
+    return out
+
+
+def own_cpus(meta: dict, member) -> list[int] | None:
+    """The CPUs member k's container was pinned to (its cpuset), None where it was not."""
+    want = f"member{member}"
+    for c in meta.get("containers", []):
+        if want in c.get("role", "").split("+") and not c["role"].startswith("server"):
+            return cpu_list((c.get("limits_requested") or {}).get("cpuset"))
+    return None
+
+
+def _own_steal(extra: pd.DataFrame, cpus: list[int] | None) -> pd.Series:
+    """The share of the member's own CPUs' time the hypervisor gave to others: the mean over
+    its CPUs (every CPU where it was not pinned) of each one's stolen share. The machine-wide
+    steal_cores is lower by construction where the steal falls on the other CPUs."""
+    columns = [c for c in extra.columns if c.startswith("steal_share_cpu")]
+    if cpus is not None:
+        columns = [c for c in columns if int(c.removeprefix("steal_share_cpu")) in cpus]
+    return extra[columns].mean(axis=1, skipna=False) if columns else pd.Series(np.nan, index=extra.index)
+
+
 def attach(df: pd.DataFrame, meta: dict, raw_dir: Path) -> pd.DataFrame:
     """df's rows with the telemetry over each row's [start, end]: the host's (psi_*, ctxt_per_s,
     steal_cores)
     and, for a row of a member, its entity's (cpu_cores, throttled, nr_throttled, memory_failcnt,
-    oom_kill; cgroup_psi_* on cgroup v2). Rows without start/end, or a run without telemetry,
-    are returned unchanged."""
+    oom_kill; cgroup_psi_* on cgroup v2) and own_steal (the share of its own CPUs' time stolen,
+    from the per-CPU lines). Rows without start/end, or a run without telemetry, are returned
+    unchanged."""
     info = meta.get("telemetry")
     if not info or df.empty or not {"start", "end"} <= set(df.columns):
         return df
@@ -85,9 +118,14 @@ def attach(df: pd.DataFrame, meta: dict, raw_dir: Path) -> pd.DataFrame:
     ends = pd.to_numeric(df["end"], errors="coerce").to_numpy(float)
     extra = pd.DataFrame(rates(tel[tel["source"] == "host"], starts, ends), index=df.index)
     by_source = dict(iter(tel[tel["source"] != "host"].groupby("source")))
+    per_cpu = [c for c in extra.columns if c.startswith("steal_share_cpu")]
     if "member" in df.columns:
+        if per_cpu:
+            extra["own_steal"] = np.nan
         for member in df["member"].dropna().unique():
             rows = (df["member"] == member).to_numpy() & ~np.isnan(starts)
+            if per_cpu:
+                extra.loc[rows, "own_steal"] = _own_steal(extra.loc[rows], own_cpus(meta, member))
             # Each row from the first of its member's entities that was sampled before and after
             # it: a cgroup's last counts go with it when its container ends, so a short Case 1
             # iteration between a container's first sample and its end gets no entity values
@@ -108,4 +146,4 @@ def attach(df: pd.DataFrame, meta: dict, raw_dir: Path) -> pd.DataFrame:
                         extra[column] = np.nan
                     extra.loc[df.index[where], column] = v[covered]
                 rows[where] = False  # taken
-    return pd.concat([df, extra], axis=1)
+    return pd.concat([df, extra.drop(columns=per_cpu)], axis=1)

@@ -22,5 +22,6 @@ DESCRIBED = TableSchema(
     higher_is_better=FLAG,
     n_excluded_overlap=INTEGER,
     n_excluded_failed=INTEGER,
+    n_excluded_steal=INTEGER,
     note=TEXT,
 )

@@ -23,7 +23,9 @@ class Quality:
 
     def quality_blocks(self) -> list[Block]:
         s = self.data.summary
-        total = int(s["n"].sum() + s["n_excluded_overlap"].sum() + s["n_excluded_failed"].sum())
+        # Tables made before the steal rule have no n_excluded_steal.
+        stolen = int(s["n_excluded_steal"].sum()) if "n_excluded_steal" in s else 0
+        total = int(s["n"].sum() + s["n_excluded_overlap"].sum() + s["n_excluded_failed"].sum()) + stolen
         out_ov = int(s["n_excluded_overlap"].sum())
         failed = int(s["n_excluded_failed"].sum())
         text = (
@@ -34,6 +36,11 @@ class Quality:
             f"alone; a failed one exited non-zero, was killed (out of memory), timed out, or gave no parsable value. "
             f"Neither enters any statistic."
         )
+        if stolen:
+            text += (
+                f" {stolen} more ({pct(stolen / total, 1, sign=False)}) ran while the hypervisor took more of "
+                f"their member's own CPUs than the steal rule allows (docs/statistics.md), and are left out too."
+            )
         if len(self.data.runs):
             it, ov, fl = (int(self.data.runs[c].sum()) for c in ("n_iterations", "n_in_overlap", "n_failed"))
             text += f" Counted in iterations: {it} ran, {ov} inside the overlap (Case 1: all), {fl} failed."

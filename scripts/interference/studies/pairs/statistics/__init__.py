@@ -292,7 +292,7 @@ def interference_ratios(
 def _pair_within_runs(df: pd.DataFrame, rows: list[dict]) -> None:
     """Where the runs switched the partner on and off (phases.py), each cell's IR becomes the
     paired one (paired.py), the separate runs' IR kept beside it."""
-    effects = paired.partner_effects(df[~df["_failed"]])
+    effects = paired.partner_effects(df[~df["_failed"] & ~df["_stolen"]])
     if not effects:
         return
     limits = {
