@@ -720,3 +720,53 @@ def test_pressure_correlation_is_spearmans_rho_by_hand():
     d2 = sum((i + 1 - r) ** 2 for i, r in enumerate(ranks_perf))
     assert list(t["target"]) == ["L"] and t["n"].iloc[0] == 5  # Case 1 is not concurrent
     assert t["rho"].iloc[0] == pytest.approx(1 - 6 * d2 / (5 * (25 - 1)))
+
+
+def test_a_runs_overhead_is_its_duration_less_its_members_iterations_by_hand():
+    """Two Case 1 runs of L (3 iterations of 2 s; 10 s and 12 s in all: 4 and 6 s beyond them)
+    and a Case 3b run of L+S (L 3 × 2 s, S 2 × 4 s at once: 11 s, 3 s beyond the longer): L's
+    overhead is the median of 4, 6 and 3, S's is 3; a run the runs table lacks is not timed, and
+    without runs.tsv the model's overhead stands, which the row says."""
+    from interference.studies.pairs.statistics.variance import variance_components
+
+    def its(case, target, partner, rep, member, n, seconds, t0=0.0):
+        return [
+            dict(
+                host="h",
+                runtime="docker",
+                case=case,
+                target=target,
+                partner=partner,
+                repetition=rep,
+                member=member,
+                iteration=i,
+                metric="m",
+                value=10.0 + i + rep,
+                unit="s",
+                higher_is_better=False,
+                start=t0 + i * seconds,
+                end=t0 + (i + 1) * seconds,
+                in_overlap=True,
+                status="ok",
+            )  # fmt: skip
+            for i in range(n)
+        ]
+
+    df = pd.DataFrame(
+        its("1", "L", "", 1, 1, 3, 2.0) + its("1", "L", "", 2, 1, 3, 2.0)
+        + its("3b", "L", "S", 1, 1, 3, 2.0) + its("3b", "S", "L", 1, 2, 2, 4.0)
+        + its("3b", "L", "S", 2, 1, 3, 2.0)  # not in the runs table
+    )  # fmt: skip
+    runs = pd.DataFrame(
+        [("h", "docker", "case1/L", 1, 10.0), ("h", "docker", "case1/L", 2, 12.0), ("h", "docker", "case3b/L+S", 1, 11.0),
+         ("h", "docker", "case1-end/L", 1, 99.0)],
+        columns=["host", "runtime", "key", "repetition", "duration_s"],
+    ).assign(pair=lambda d: d["key"].str.split("/").str[1], case="1")  # fmt: skip
+    out = variance_components(df, runs).set_index("target")
+    assert out.loc["L", "run_overhead_s"] == pytest.approx(4.0)
+    assert out.loc["S", "run_overhead_s"] == pytest.approx(3.0)
+    assert out.loc["L", "run_overhead_from"] == "measured: the median of 3 runs"
+    model = variance_components(df).set_index("target")
+    assert (
+        model.loc["L", "run_overhead_from"] == "model: no run timed" and model.loc["L", "run_overhead_s"] < 2
+    )

@@ -24,6 +24,7 @@ shell.prefix(_prefix)
 from interference import runtimes, studies
 from interference.core import code_deps, run_order
 from interference.core.microservices import registry
+from interference.studies.base import WORKFLOW_TABLES
 from interference.host import probe as host_probe, slurm
 from interference.steps import (
     estimate,

@@ -171,6 +171,18 @@ def study_table_files(study):
     return sorted({str(p) for t in STUDIES[study].tables.values() for p in t.files})
 
 
+def study_workflow_tables(study):
+    """The tables of the workflow's own rules (runs.tsv, ...) that a study's tables need."""
+    return sorted(
+        {
+            STATS_PATH.format(study=study, table=n)
+            for t in STUDIES[study].tables.values()
+            for n in t.needs
+            if n in WORKFLOW_TABLES
+        }
+    )
+
+
 def study_table_threads(study):
     return max((t.threads for t in STUDIES[study].tables.values()), default=1)
 

@@ -15,6 +15,8 @@ for _study in STUDIES:
         input:
             samples=f"results/parsed/{_study}/samples.tsv",
             files=study_table_files(_study),
+            # runs.tsv where a table prices a run by its measured duration
+            workflow_tables=study_workflow_tables(_study),
             code=STEP_CODE[_study, "statistics"],
             step=STATISTICS_CODE,
         output:

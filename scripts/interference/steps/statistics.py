@@ -20,6 +20,7 @@ import pandas as pd
 
 from interference import studies
 from interference.core.table_schema import TableSchemaError
+from interference.studies.base import WORKFLOW_TABLES
 
 log = logging.getLogger("statistics")
 
@@ -46,7 +47,11 @@ def in_order(study) -> list[str]:
     done: list[str] = []
     pending = dict(study.tables)
     while pending:
-        ready = [n for n, t in pending.items() if all(x == "samples" or x in done for x in t.needs)]
+        ready = [
+            n
+            for n, t in pending.items()
+            if all(x == "samples" or x in done or x in WORKFLOW_TABLES for x in t.needs)
+        ]
         if not ready:
             raise ValueError(f"{study.name}: tables whose needs cannot be met: {sorted(pending)}")
         for name in ready:

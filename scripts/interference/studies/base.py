@@ -46,7 +46,8 @@ class Table:
 
     `compute` names the function, "module:function" in the study's folder (imported only by the
     statistics step). It gets (inputs, jobs): a dict of paths, "samples" (the study's tidy
-    samples) and each other table named in `needs`, which it reads itself; `files` are further
+    samples) and each other table named in `needs` (the study's own, or one the
+    workflow's own rules write beside them: WORKFLOW_TABLES), which it reads itself; `files` are further
     inputs (e.g. published data) whose change reruns it. It returns a DataFrame, which the
     statistics step checks against `schema` (its columns, in order, and their kinds) before
     writing it."""
@@ -118,6 +119,8 @@ class RunKey:
 # table takes
 # these names, or two rules would write one file.
 GENERIC_TABLES = frozenset({"runs", "run_members", "changes", "history", "session_variance", "regression"})
+# Those a study's table may need (Table.needs): written before its statistics, from the runs alone.
+WORKFLOW_TABLES = frozenset({"runs", "run_members"})
 
 
 class Study(abc.ABC):

@@ -75,8 +75,11 @@ class PairsStudy(Study):
         ),
         # Each microservice's variance between iterations and between runs, and the repetitions
         # that reach a +-5 % CI on this host (Kalibera and Jones's cost model).
+        # Runs priced by their measured durations (runs.tsv).
         "variance_components": Table(
-            "statistics.tables:variance_components", schema=schemas.VARIANCE_COMPONENTS
+            "statistics.tables:variance_components",
+            needs=("samples", "runs"),
+            schema=schemas.VARIANCE_COMPONENTS,
         ),
         # Our own fidelity target: the share of the papers' pairings whose direction we have.
         "fidelity": Table("statistics.tables:fidelity", needs=("published",), schema=schemas.FIDELITY),

@@ -155,6 +155,7 @@ VARIANCE_COMPONENTS = TableSchema(
     df_run=INTEGER,
     iteration_s=NUMBER,
     run_overhead_s=NUMBER,
+    run_overhead_from=TEXT,
     recommended_iterations=INTEGER,
     recommended_runs=INTEGER,
     note=TEXT,

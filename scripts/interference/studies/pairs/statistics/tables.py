@@ -3,6 +3,8 @@ samples and hands them to the module that computes it."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from interference.studies.pairs import cases
 from interference.studies.pairs.statistics import (
     drift,
@@ -28,7 +30,10 @@ def _study_samples(inputs, with_unlimited: bool = False):
 
 
 def variance_components(inputs, jobs):
-    return variance.variance_components(_study_samples(inputs, with_unlimited=True))
+    runs = (
+        pd.read_csv(inputs["runs"], sep="\t", dtype={"case": str, "pair": str}) if "runs" in inputs else None
+    )
+    return variance.variance_components(_study_samples(inputs, with_unlimited=True), runs)
 
 
 def summary(inputs, jobs):
