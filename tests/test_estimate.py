@@ -216,6 +216,7 @@ def test_the_machine_probe_is_measured_once_per_boot_and_hour(tmp_path, monkeypa
 
     measured = []
     monkeypatch.setattr(probe, "probe_seconds", lambda: measured.append(1) or 0.2 + len(measured) / 10)
+    monkeypatch.setattr(probe, "cpu_pressure", lambda: 0.0)  # a quiet machine (the test suite is not)
     cache, t0 = tmp_path / "probe.json", 1_000_000.0
     assert probe.machine_probe(cache, now=t0) == pytest.approx(0.3) and len(measured) == 1
     assert probe.machine_probe(cache, now=t0 + 3599) == pytest.approx(0.3) and len(measured) == 1
@@ -236,6 +237,23 @@ def test_the_machine_probe_is_measured_once_per_boot_and_hour(tmp_path, monkeypa
     assert probe.cached_probe(tmp_path / "results", "h") != 9.0
     old.write_text(json.dumps({"seconds": 9.0, "version": probe.PROBE_VERSION}))
     assert probe.cached_probe(tmp_path / "results", "h") == 9.0
+
+
+def test_a_probe_of_a_busy_machine_is_used_once_and_not_kept(tmp_path, monkeypatch):
+    """Some task waited for a CPU 40 % of the last 10 s: the probe serves this invocation and is
+    not kept for the hour; the next, on a quiet machine, is measured again and kept."""
+    from interference.host import probe
+
+    measured = []
+    monkeypatch.setattr(probe, "probe_seconds", lambda: measured.append(1) or 0.2 + len(measured) / 10)
+    cache, t0 = tmp_path / "probe.json", 1_000_000.0
+    monkeypatch.setattr(probe, "cpu_pressure", lambda: 40.0)
+    assert probe.machine_probe(cache, now=t0) == pytest.approx(0.3) and not cache.exists()
+    monkeypatch.setattr(probe, "cpu_pressure", lambda: 2.0)
+    assert probe.machine_probe(cache, now=t0 + 1) == pytest.approx(0.4) and cache.exists()
+    assert probe.machine_probe(cache, now=t0 + 2) == pytest.approx(0.4) and len(measured) == 2
+    # Read from the kernel's own file here, a share in percent.
+    assert 0.0 <= probe.cpu_pressure() <= 100.0
 
 
 def test_a_budgeted_plan_scales_by_this_hosts_runs_once_and_keeps_that_scale(tmp_path, monkeypatch):

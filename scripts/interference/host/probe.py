@@ -38,6 +38,12 @@ SPAWNS = 40
 MACHINE_CACHE = Path(os.environ.get("INTERFERENCE_PROBE", LOCK_PATH + ".probe.json"))
 MACHINE_MAX_AGE_S = 3600
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+# A probe is kept only when the machine was quiet while it ran: the share of the last 10 s in
+# which some task waited for a CPU (/proc/pressure/cpu, "some avg10"), before and after, at most
+# this. A probe measured beside other work (a test suite, a build) reads slow, and kept it would
+# shrink every plan on the machine for the hour.
+QUIET_CPU_PRESSURE = 10.0
+CPU_PRESSURE = Path("/proc/pressure/cpu")
 
 
 def _work() -> tuple:
@@ -76,10 +82,23 @@ def _boot_id() -> str:
         return ""
 
 
+def cpu_pressure() -> float:
+    """The share (%) of the last 10 s in which some task waited for a CPU; 0 where the kernel
+    has no pressure files (nothing to tell busy from quiet)."""
+    try:
+        for line in CPU_PRESSURE.read_text().splitlines():
+            if line.startswith("some"):
+                return float(dict(f.split("=") for f in line.split()[1:])["avg10"])
+    except (OSError, KeyError, ValueError):
+        pass
+    return 0.0
+
+
 def machine_probe(cache: Path | None = None, now: float | None = None) -> float:
     """This machine's probe: the one kept beside the measurement lock if it is from this boot
     and at most MACHINE_MAX_AGE_S old, else measured now and kept there (where that can be
-    written)."""
+    written) if the machine was quiet while it ran (QUIET_CPU_PRESSURE); a probe of a busy
+    machine serves this invocation only."""
     cache, now = cache or MACHINE_CACHE, time.time() if now is None else now
     try:
         kept = json.loads(cache.read_text())
@@ -88,7 +107,10 @@ def machine_probe(cache: Path | None = None, now: float | None = None) -> float:
             return float(kept["seconds"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
+    before = cpu_pressure()
     seconds = probe_seconds()
+    if max(before, cpu_pressure()) > QUIET_CPU_PRESSURE:
+        return seconds  # measured beside other work: slower than the machine is
     try:  # whole or not at all: a reader never sees half a file
         part = cache.with_name(f"{cache.name}.{os.getpid()}")
         part.write_text(
