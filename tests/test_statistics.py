@@ -773,3 +773,14 @@ def test_a_runs_overhead_is_its_duration_less_its_members_iterations_by_hand():
     assert (
         model.loc["L", "run_overhead_from"] == "model: no run timed" and model.loc["L", "run_overhead_s"] < 2
     )
+
+
+def test_where_the_limit_and_the_partner_pull_against_each_other_the_split_says_which_wins():
+    from interference.studies.pairs.statistics import limit_partner as lp
+
+    # A 10 % gain against Case 1 while the partner alone costs 5 %: the limit's removal wins;
+    # the reverse; within ±2 % either way nothing is said.
+    assert lp.opposed(0.10, -0.05) == lp.LIMIT_OUTWEIGHS
+    assert lp.opposed(-0.10, 0.05) == lp.PARTNER_OUTWEIGHS
+    assert lp.opposed(0.10, -0.02) == lp.opposed(0.02, -0.10) == lp.opposed(-0.10, -0.05) == ""
+    assert "opposed" in lp.COLUMNS

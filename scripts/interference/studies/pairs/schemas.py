@@ -252,6 +252,7 @@ SPLIT = TableSchema(
     partner_ir=NUMBER,
     partner_ci_low=NUMBER,
     partner_ci_high=NUMBER,
+    opposed=TEXT,
     reason=TEXT,
 )
 DRIFT = TableSchema(

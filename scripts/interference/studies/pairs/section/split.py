@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from interference.report.blocks import Block, md
-from interference.report.format import pct, plural
+from interference.report.format import esc, pct, plural
 from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import UNLIMITED, UNLIMITED_CASES
 from interference.studies.pairs.section.data import CASE_NAME, STUDY, PairsData
@@ -39,13 +39,13 @@ class Split:
             return [md(f"This config has no Case {UNLIMITED} (each microservice alone without limits), so a "
                        f"Case 2 or 3a IR cannot be split into the limit's removal and the partner's arrival; "
                        f"add \"{UNLIMITED}\" to the pair study's `cases` for it.")]  # fmt: skip
-        flips = have[(have["total_ir"] > 0.02) & (have["partner_ir"] < -0.02)]
-        masks = have[(have["total_ir"] < -0.02) & (have["partner_ir"] > 0.02)]
+        # The table's own words for where the parts pull against each other (limit_partner.opposed).
+        counts = have["opposed"].fillna("").astype(str).value_counts() if "opposed" in have else {}
+        opposed = [f"{n} show {esc(what)}" for what, n in sorted(counts.items()) if what]
         text = (
-            f"Of {plural(len(have), 'unlimited concurrent cell')} with Case {UNLIMITED}, {len(flips)} show a gain against "
-            f"Case 1 although the partner alone costs more than 2 % (the limit's removal outweighs it), and "
-            f"{len(masks)} the reverse. The limit's removal alone is worth {pct(have['limit_ir'].median())} "
-            f"and the partner's arrival {pct(have['partner_ir'].median())} (medians over the cells)."
+            f"Of {plural(len(have), 'unlimited concurrent cell')} with Case {UNLIMITED}, "
+            + ("; ".join(opposed) if opposed else "none has parts that pull against each other")
+            + "."
         )
         rows = [
             [CASE_NAME[r["case"]], self.data.label(r["target"], r["partner"]), r["metric"].replace("_", " "),

@@ -34,6 +34,22 @@ from interference.studies.pairs.statistics import (
 )
 
 EFFECTS = ("total", "limit", "partner")
+# Where the two parts pull against each other, beyond this either way (a share of the baseline):
+# the `opposed` column the pair section counts.
+OPPOSED_MARGIN = 0.02
+LIMIT_OUTWEIGHS = "a gain against Case 1 although the partner alone costs: the limit's removal outweighs it"
+PARTNER_OUTWEIGHS = "a loss against Case 1 although the partner alone gains: the limit outweighs it"
+
+
+def opposed(total: float, partner: float) -> str:
+    """Which part outweighs the other where the total and the partner's part differ in sign."""
+    if total > OPPOSED_MARGIN and partner < -OPPOSED_MARGIN:
+        return LIMIT_OUTWEIGHS
+    if total < -OPPOSED_MARGIN and partner > OPPOSED_MARGIN:
+        return PARTNER_OUTWEIGHS
+    return ""
+
+
 COLUMNS = schemas.SPLIT.columns  # declared with their kinds in ../schemas.py
 
 
@@ -98,6 +114,7 @@ def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
             else:
                 reasons.append(f"{effect}: fewer than 2 samples on a side, no CI")
         row["reason"] = _join(reasons)
+        row["opposed"] = opposed(row["total_ir"], row["partner_ir"]) if case in UNLIMITED_CASES else ""
         rows.append(row)
     for (row, effect), (lo, hi, _method, reason) in zip(slots, _map(ir_bootstrap_ci, tasks, jobs)):
         row[f"{effect}_ci_low"], row[f"{effect}_ci_high"] = lo, hi
