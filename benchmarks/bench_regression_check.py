@@ -21,7 +21,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from interference.stats.regression_check import CELL, regression_rows
-from interference.steps.changes import _regression_subject
+from interference.steps.changes import regression_subject
 from interference.stores.sessions import failing
 
 
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     sessions = [cell_means(d, a.study) for d in a.dirs]
     group = sessions[0][2]
-    subject = _regression_subject(group)
+    subject = regression_subject(group)
 
     def check(saved, today, higher):
         rows = regression_rows(saved, today, subject, higher, a.threshold)

@@ -201,7 +201,7 @@ def test_a_run_on_disk_costs_the_plan_nothing(tmp_path, monkeypatch):
             meta.parent.mkdir(parents=True, exist_ok=True)
             meta.write_text(json.dumps({"settings": {**settings, **changed}}))
 
-    done = config_module.measured_runs(tmp_path / "results")
+    done = config_module.measured_runs(tmp_path)
     seconds = lambda c, d=None: config_module.model_seconds(c, done=d)  # noqa: E731
     # Bonnie++'s runs measured with 5 iterations, not 3: still to do, 000-9 still over the budget.
     measure(b_runs, iterations=5)
@@ -209,7 +209,7 @@ def test_a_run_on_disk_costs_the_plan_nothing(tmp_path, monkeypatch):
     assert config_module.validate({**raw, "budget_min": 7}, machine=False)["findings_plan"]["over_budget"]
     # Measured with these settings: they cost nothing, and a new budget plans 000-9 as well.
     measure(b_runs)
-    fresh = config_module.measured_runs(tmp_path / "results")
+    fresh = config_module.measured_runs(tmp_path)
     b_seconds = sum(
         pairs.expected_seconds(
             {

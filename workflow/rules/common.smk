@@ -65,7 +65,7 @@ HOST = CONFIG["host"]
 # its own config (hosts.<host> overrides).
 HOSTS = CONFIG["run_on"]
 STUDIES = {name: studies.get(name) for name in CONFIG["studies"]}
-RUN_META = "results/raw/{host}/{runtime}/{study}/{key}/rep{rep}/meta.json"
+RUN_META = studies.RUN_META
 PARSED_PATH = "results/parsed/{host}/{runtime}/{study}/{key}/rep{rep}.tsv"
 STATS_PATH = "results/stats/{study}/{table}.tsv"
 

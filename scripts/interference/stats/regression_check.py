@@ -33,6 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 import numpy as np
+from scipy import stats
 
 from interference.stats.session_variance import beyond_p
 
@@ -52,8 +53,6 @@ def _oriented(log_change: float, half: float, higher: bool) -> tuple[float, floa
 def _question(
     base: dict, question: str, cell: str, log_change: float, se: float, df: float, higher: bool
 ) -> dict:
-    from scipy import stats
-
     threshold = base["threshold"]
     t = stats.t.ppf(0.975, df) if df > 0 and math.isfinite(se) else math.nan
     change, low, high = _oriented(log_change, t * se, higher)

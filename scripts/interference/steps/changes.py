@@ -97,7 +97,7 @@ def _subject(group: list[str]):
     return lambda key: tuple(key[i] for i in idx)
 
 
-def _regression_subject(group: list[str]):
+def regression_subject(group: list[str]):
     """What the regression check reads as one table of cells sharing a session's shift: a
     runtime, microservice and metric in one case (where the study has cases). A host's sessions
     shift the cases of one microservice differently: the regression job under act at 13:05 on
@@ -121,18 +121,18 @@ def _regression(
     threshold: float,
 ) -> pd.DataFrame:  # fmt: skip
     """Today against the saved sessions of today's definition (regression_check.py)."""
-    same = [
-        s for s in loaded if study in s.studies and _definition(s, study) == _definition(environment, study)
-    ]
     means = lambda runs: {k: np.concatenate(v).mean() for k, v in runs.items()}  # noqa: E731
     # From the samples, not the summary: a cell the summary leaves out (the drift check's
     # baseline measured again at the end, case 1-end) is still a cell of the sessions.
     flags = prepare(samples, group).groupby(group, sort=False)["higher_is_better"].first()
     higher = {tuple(map(str, k if isinstance(k, tuple) else (k,))): bool(v) for k, v in flags.items()}
     rows = regression_rows(
-        [means(session_runs(s.samples(study), tuple(group))) for s in same],
+        [
+            means(session_runs(s.samples(study), tuple(group)))
+            for s in siblings_of(environment, loaded, study)
+        ],
         means(_runs(samples, group)),
-        _regression_subject(group),
+        regression_subject(group),
         higher,
         threshold,
         lambda key: " ".join(f"{c}={v}" for c, v in zip(group, key) if v != ""),
@@ -140,8 +140,9 @@ def _regression(
     return pd.DataFrame(rows, columns=REGRESSION_COLUMNS)
 
 
-def siblings_of(session: Session, sessions: list[Session], study: str) -> list[Session]:
-    """The sessions (this one included) that ran the same definition of the study."""
+def siblings_of(session: Session | dict, sessions: list[Session], study: str) -> list[Session]:
+    """The sessions (this one included) that ran the same definition of the study as a session
+    or as today's environment."""
     return [
         s for s in sessions if study in s.studies and _definition(s, study) == _definition(session, study)
     ]

@@ -179,29 +179,22 @@ def validate(config: dict, source: str = "config", machine: bool = True) -> dict
     return config
 
 
-def measured_runs(results: Path) -> Callable[[dict], bool]:
-    """Whether a run is on disk already with the settings it would run with (its meta.json under
-    results/raw/ holds them): snakemake will not run it again, so it costs a plan nothing."""
+def measured_runs(workdir: Path) -> Callable[[dict], bool]:
+    """Whether a run is on disk already with the settings it would run with (its meta.json,
+    studies.RUN_META under workdir, holds them): snakemake will not run it again, so it costs a
+    plan nothing."""
     seen: dict[Path, dict | None] = {}
 
-    def done(settings: dict) -> bool:
-        s = settings
-        path = (
-            results
-            / "raw"
-            / s["host"]
-            / s["runtime"]
-            / s["study"]
-            / s["key"]
-            / f"rep{s['repetition']}"
-            / "meta.json"
+    def done(s: dict) -> bool:
+        path = workdir / studies.RUN_META.format(
+            host=s["host"], runtime=s["runtime"], study=s["study"], key=s["key"], rep=s["repetition"]
         )
         if path not in seen:
             try:
                 seen[path] = json.loads(path.read_text()).get("settings")
             except (OSError, ValueError, AttributeError):
                 seen[path] = None
-        return seen[path] == settings
+        return seen[path] == s
 
     return done
 
@@ -287,7 +280,7 @@ def _with_findings(config: dict, source: str) -> dict:
 
     budget = config["budget_min"] is not None
     scale = estimate.host_scale(Path("results"), config["host"]) if budget else estimate.Scale()
-    done = measured_runs(Path("results"))  # read once for every cost the plan weighs
+    done = measured_runs(Path("."))  # read once for every cost the plan weighs
     try:
         out = plan.expand(
             config,

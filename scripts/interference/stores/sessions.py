@@ -22,6 +22,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import re
 import sys
 import tarfile
@@ -176,7 +177,7 @@ def _p(value) -> float:
         p = float(value)
     except (TypeError, ValueError):
         return 1.0
-    return p if p == p else 1.0
+    return 1.0 if math.isnan(p) else p
 
 
 def main(argv=None) -> int:

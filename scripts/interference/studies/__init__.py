@@ -46,6 +46,10 @@ def get(name: str) -> Study:
     return registry()[name]
 
 
+# Where a run's record lies, relative to the working folder (the workflow's run rule writes it).
+RUN_META = "results/raw/{host}/{runtime}/{study}/{key}/rep{rep}/meta.json"
+
+
 def run_settings(cfg: dict, study: str, runtime: str, key: str, rep: int) -> dict:
     """A run's slice of the validated config, without its host: what the run rule passes to the
     runner (changing it reruns exactly that run) and what an import checks another host's runs
