@@ -3,9 +3,12 @@
 The studies' models of a run (containers/iteration-times.yaml, start costs) were measured on
 one machine; another runs them faster or slower. Before the first run on a host never seen, the
 estimate scales them by the ratio of this probe's time here to its time on the reference
-machine (REFERENCE_S). The probe is compiled work, as the benchmarks are: a sort and a copy of
-numpy arrays beyond the caches (computing and memory), a SHA-256 (integer work) and a burst of
-process starts (what a container's start is made of), the fastest of five. Not interpreted
+machine (REFERENCE_S). The probe is compiled work, as the benchmarks are: copies of a numpy
+array beyond the caches (memory), a SHA-256 (integer work) and a burst of process starts (what a
+container's start is made of), the fastest of five. No sort: numpy's sort takes a vector kernel
+chosen by the CPU's kind, and on an AMD EPYC it took 0.52 s against about 0.03 s on the Intel the
+reference was first measured on, while the runs went at the same pace (×1.16 against ×1.15-1.25),
+so it measured which CPU ran it, not how fast the benchmarks go (2026-11-28). Not interpreted
 Python: a loop of it read 0.200 s on the venv's interpreter (pyenv 3.11.7) and 0.137 s on
 Debian's 3.11.2 on the same machine in the same minute (2026-11-27), so it measured which
 interpreter ran it more than the machine. Kept for this machine beside the measurement lock (at
@@ -24,14 +27,12 @@ from pathlib import Path
 from interference.host.locks import LOCK_PATH
 
 # The probe's seconds on a machine whose runs take what the models say: on the 2-core VM of
-# docs/configs.md this probe read 0.321 s (the median of 5: 0.300 to 0.354) while 38 runs of
-# config/ci.yaml from an empty folder took 1.249 times their models the same hour (2026-11-27,
-# Linpack on its AVX-512 kernel), so the reference is 0.321 / 1.249. An hour earlier the same
-# machine read 0.225 to 0.266 s and ran the same config at 1.148 times: the probe swings more
-# than the runs (docs/planning.md).
-REFERENCE_S = 0.257
+# docs/configs.md (an AMD EPYC, 2026-11-28) six probes read 0.114 to 0.136 s (median 0.117)
+# while the default's runs of that day took 1.157 (84 runs, 13:50) and 1.175 times (165 runs,
+# 02:37) their models, so the reference is 0.117 / 1.166 (docs/planning.md).
+REFERENCE_S = 0.101
 # What the probe measures; a kept probe of another version is measured again.
-PROBE_VERSION = 2
+PROBE_VERSION = 3
 SPAWNS = 40
 # This machine's probe, shared by every working folder; older than MACHINE_MAX_AGE_S or from
 # another boot, it is measured again (the machine's load moves it).
@@ -47,21 +48,18 @@ CPU_PRESSURE = Path("/proc/pressure/cpu")
 
 
 def _work() -> tuple:
-    """The probe's inputs, made once (their making is not timed): 8 M random doubles to sort,
-    80 MB to copy, 100 MB to hash."""
+    """The probe's inputs, made once (their making is not timed): 80 MB to copy, 100 MB to hash."""
     import numpy as np
 
-    keys = np.random.default_rng(1).random(8_000_000)
     source = np.ones(10_000_000)
-    return keys, source, np.empty_like(source), bytes(100_000_000)
+    return source, np.empty_like(source), bytes(100_000_000)
 
 
 def _once(work: tuple) -> float:
     import numpy as np
 
-    keys, source, target, data = work
+    source, target, data = work
     t0 = time.perf_counter()
-    np.sort(keys)  # compiled computing (a benchmark's inner loops)
     for _ in range(6):  # memory bandwidth, as STREAM's copy
         np.copyto(target, source)
     hashlib.sha256(data).digest()  # integer work in C
