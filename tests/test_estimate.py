@@ -240,15 +240,19 @@ def test_the_machine_probe_is_measured_once_per_boot_and_hour(tmp_path, monkeypa
 
 
 def test_a_probe_of_a_busy_machine_is_used_once_and_not_kept(tmp_path, monkeypatch):
-    """Some task waited for a CPU 40 % of the last 10 s: the probe serves this invocation and is
-    not kept for the hour; the next, on a quiet machine, is measured again and kept."""
+    """Some task waited for a CPU 40 % of the last 10 s: the probe serves this invocation (its
+    plan and its estimate print one factor) and is not kept for the hour; the next invocation,
+    on a quiet machine, is measured again and kept."""
     from interference.host import probe
 
     measured = []
     monkeypatch.setattr(probe, "probe_seconds", lambda: measured.append(1) or 0.2 + len(measured) / 10)
+    monkeypatch.setattr(probe, "_NOT_KEPT", {})
     cache, t0 = tmp_path / "probe.json", 1_000_000.0
     monkeypatch.setattr(probe, "cpu_pressure", lambda: 40.0)
     assert probe.machine_probe(cache, now=t0) == pytest.approx(0.3) and not cache.exists()
+    assert probe.machine_probe(cache, now=t0 + 1) == pytest.approx(0.3) and len(measured) == 1
+    monkeypatch.setattr(probe, "_NOT_KEPT", {})  # the next invocation: a new process
     monkeypatch.setattr(probe, "cpu_pressure", lambda: 2.0)
     assert probe.machine_probe(cache, now=t0 + 1) == pytest.approx(0.4) and cache.exists()
     assert probe.machine_probe(cache, now=t0 + 2) == pytest.approx(0.4) and len(measured) == 2

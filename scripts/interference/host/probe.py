@@ -45,6 +45,8 @@ BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 # shrink every plan on the machine for the hour.
 QUIET_CPU_PRESSURE = 10.0
 CPU_PRESSURE = Path("/proc/pressure/cpu")
+# A probe of a busy machine, per cache path, for the rest of this process.
+_NOT_KEPT: dict[Path, float] = {}
 
 
 def _work() -> tuple:
@@ -105,10 +107,15 @@ def machine_probe(cache: Path | None = None, now: float | None = None) -> float:
             return float(kept["seconds"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
+    if cache in _NOT_KEPT:
+        return _NOT_KEPT[cache]
     before = cpu_pressure()
     seconds = probe_seconds()
     if max(before, cpu_pressure()) > QUIET_CPU_PRESSURE:
-        return seconds  # measured beside other work: slower than the machine is
+        # Measured beside other work: slower than the machine is, so not kept for others; this
+        # invocation keeps it, so that its plan and its estimate print one factor.
+        _NOT_KEPT[cache] = seconds
+        return seconds
     try:  # whole or not at all: a reader never sees half a file
         part = cache.with_name(f"{cache.name}.{os.getpid()}")
         part.write_text(
