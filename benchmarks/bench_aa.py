@@ -3,9 +3,10 @@
   PYTHONPATH=scripts .venv/bin/python benchmarks/bench_aa.py [--config config/aa.yaml] [--repeat 2]
 
 Runs the config (phases with switch: false: nobody is held, the labels alone follow the schedule)
-`repeat` times, each in a fresh folder, to its interference.tsv, and prints over every paired IR
-cell: the share of 95 % intervals that exclude 0 with its Clopper-Pearson interval (goal: at most
-5 %), their median half-width, and per level (runs, paired / blocks). The cells of one run share
+`repeat` times, each in a fresh folder, to its interference.tsv, and prints over every paired
+cell's partner effect (true value 0) and the Case 3b IRs: the share of 95 % intervals that exclude
+0 with its Clopper-Pearson interval (goal: at most 5 %), their median half-width, per case and
+per level (runs, paired / blocks). The cells of one run share
 its noise (the metrics of one microservice most of all), so the binomial interval is optimistic."""
 
 from __future__ import annotations
@@ -32,18 +33,31 @@ def run_once(config: Path, folder: Path, cores: int) -> pd.DataFrame:
     return pd.read_csv(folder / target, sep="\t")
 
 
+def _row(level: str, g: pd.DataFrame, low: str, high: str, estimate: str) -> dict:
+    excl = int(((g[low] > 0) | (g[high] < 0)).sum())
+    lo, hi = proportion_confint(excl, len(g), alpha=0.05, method="beta") if len(g) else (float("nan"),) * 2
+    return {"level": level, "intervals": len(g), "exclude_0": excl, "share": excl / len(g) if len(g) else None,
+            "share_ci": f"[{lo:.3f}, {hi:.3f}]",
+            "median_half_width_points": 100 * ((g[high] - g[low]) / 2).median(),
+            "median_abs_points": 100 * g[estimate].abs().median()}  # fmt: skip
+
+
 def summary(t: pd.DataFrame) -> pd.DataFrame:
+    """Over the paired cells: the partner's effect alone (partner_*: true value 0 in every case
+    when nothing is switched), per case and per interval level; and the IR itself in Case 3b,
+    where it is the partner's effect (in Cases 2 and 3a it also holds the limit's, not 0)."""
     t = t[t["ci_level"].astype(str).str.contains("paired")]
-    rows = []
-    for level, g in [("all", t), *t.groupby("ci_level")]:
-        excl = int(((g["ir_ci_low"] > 0) | (g["ir_ci_high"] < 0)).sum())
-        lo, hi = (
-            proportion_confint(excl, len(g), alpha=0.05, method="beta") if len(g) else (float("nan"),) * 2
-        )
-        rows.append({"level": level, "intervals": len(g), "exclude_0": excl, "share": excl / len(g) if len(g) else None,
-                     "share_ci": f"[{lo:.3f}, {hi:.3f}]",
-                     "median_half_width_points": 100 * ((g["ir_ci_high"] - g["ir_ci_low"]) / 2).median(),
-                     "median_abs_ir_points": 100 * g["ir"].abs().median()})  # fmt: skip
+    if "partner_ci_low" in t:  # tables made before the partner's effect had columns of its own
+        partner = t.dropna(subset=["partner_ci_low", "partner_ci_high"])
+        rows = [_row("partner effect, all", partner, "partner_ci_low", "partner_ci_high", "partner_ir")]
+        rows += [_row(f"partner effect, Case {c}", g, "partner_ci_low", "partner_ci_high", "partner_ir")
+                 for c, g in partner.groupby("case")]  # fmt: skip
+        rows += [_row(f"partner effect, {lv}", g, "partner_ci_low", "partner_ci_high", "partner_ir")
+                 for lv, g in partner.groupby("ci_level")]  # fmt: skip
+    else:
+        rows = []
+    three_b = t[t["case"].astype(str) == "3b"]
+    rows.append(_row("IR, Case 3b", three_b, "ir_ci_low", "ir_ci_high", "ir"))
     return pd.DataFrame(rows)
 
 
