@@ -1,7 +1,7 @@
 """A small synthetic stats set for the report, made the way the pipeline makes a real one.
 
 Synthetic meta.json files (three microservices: L for CPU, S for memory and a stand-in B for
-disk, all four cases, all pairs, on two runtimes: docker and bare metal `host`) ->
+disk, all four cases, all pairs, on two runtimes: docker and bare metal `baremetal`) ->
 interference.steps.run_tables, environment and order_agreement (pairs/runs.tsv, pairs/run_members.tsv, environment.json,
 run_order.tsv); samples drawn
 from those runs' iterations (with telemetry) -> the pair study's statistics (pairs/{summary,
@@ -36,12 +36,16 @@ from interference.studies.pairs.statistics import (
 )
 
 HOST = "fixturehost"
-RUNTIMES = ("docker", "host")
+RUNTIMES = ("docker", "baremetal")
 # Bare metal runs a little faster than a container; the fixture's runtime "physics".
-RUNTIME_SPEED = {"docker": {}, "host": {"L": 1.04, "S": 1.01, "B": 1.12}}
+RUNTIME_SPEED = {"docker": {}, "baremetal": {"L": 1.04, "S": 1.01, "B": 1.12}}
 ENGINES = {
     "docker": {"engine": "Docker Engine", "version": "20.10.24", "storage_driver": "overlay2"},
-    "host": {"engine": "bare metal (chroot + cgroups)", "version": "6.1.0-fixture", "storage_driver": "none"},
+    "baremetal": {
+        "engine": "bare metal (chroot + cgroups)",
+        "version": "6.1.0-fixture",
+        "storage_driver": "none",
+    },
 }
 MICROSERVICES = ["L", "S", "B"]
 METRICS = {

@@ -267,7 +267,7 @@ def test_a_studys_ratios_are_compared_as_differences(tmp_path):
     today against the session's: their difference with a CI from the two tables' CIs."""
 
     def with_slowdown(root, value, half):
-        row = {"host": "h1", "runtime": "docker", "instances": 2, "n": 12, "mean_s": 20, "reference": "host",
+        row = {"host": "h1", "runtime": "docker", "instances": 2, "n": 12, "mean_s": 20, "reference": "baremetal",
                "reference_mean_s": 10, "slowdown": value, "ci_low": value - half, "ci_high": value + half}  # fmt: skip
         pd.DataFrame([row]).to_csv(root / "stats/scaling/slowdown.tsv", sep="\t", index=False)
         return root
@@ -284,7 +284,7 @@ def test_a_studys_ratios_are_compared_as_differences(tmp_path):
         json.loads((today / "stats/environment.json").read_text()), session, 0.05, False, today / "stats/scaling",
     )  # fmt: skip
     [ratio] = df[df["quantity"] == "slowdown.slowdown"].to_dict("records")
-    assert ratio["cell"] == "runtime=docker instances=2 reference=host" and ratio["verdict"] == "changed"
+    assert ratio["cell"] == "runtime=docker instances=2 reference=baremetal" and ratio["verdict"] == "changed"
     assert ratio["change"] == pytest.approx(0.5)
     assert ratio["change_ci_low"] == pytest.approx(0.5 - math.hypot(0.05, 0.05), rel=1e-6)
     assert set(df[df["quantity"] == "mean"]["verdict"]) <= {"unchanged", "inconclusive"}

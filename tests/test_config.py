@@ -96,10 +96,10 @@ def test_unknown_names_are_refused(cfg, needles):
 def test_a_study_needing_what_a_runtime_lacks_is_refused():
     # Bare metal has no private networks; NS measures against a server reached by name.
     with pytest.raises(ConfigError) as e:
-        validate(with_pairs(microservices=["L", "NS"], runtimes=["host"]))
+        validate(with_pairs(microservices=["L", "NS"], runtimes=["baremetal"]))
     msg = str(e.value)
-    assert "'pairs'" in msg and "'host'" in msg and "private networks" in msg, msg
-    validate(with_pairs(microservices=["L", "S"], runtimes=["host"]))  # no server: fine
+    assert "'pairs'" in msg and "'baremetal'" in msg and "private networks" in msg, msg
+    validate(with_pairs(microservices=["L", "S"], runtimes=["baremetal"]))  # no server: fine
 
 
 def test_yaml_syntax_error_names_file_line_and_column(tmp_path):
@@ -114,7 +114,7 @@ def test_yaml_syntax_error_names_file_line_and_column(tmp_path):
     [
         ("studies: {pairs: {microservices: [L, ZZ]}}\n", "'ZZ'"),
         ("studies: {pairs: {microservices: [L], iterations: 0}}\n", "iterations"),
-        ("studies: {pairs: {microservices: [L, NS], runtimes: [host]}}\n", "private networks"),
+        ("studies: {pairs: {microservices: [L, NS], runtimes: [baremetal]}}\n", "private networks"),
         ("studies: {nope: {}}\n", "unknown study"),
         ("studies: {pairs: {microservices: [L\n", "YAML"),
     ],
@@ -204,7 +204,7 @@ def test_a_config_includes_others_and_their_runs_stay_the_same_runs():
     cfg = validate({"include": ["config/paper003-ci.yaml"], "studies": {"pairs": {"microservices": ["L"], "cases": ["1"]}}},
                    machine=False)  # fmt: skip
     alone = load(REPO / "config/paper003-ci.yaml")
-    assert set(cfg["studies"]) == {"pairs", "pingpong"} and {"docker", "host"} <= set(cfg["runtimes"])
+    assert set(cfg["studies"]) == {"pairs", "pingpong"} and {"docker", "baremetal"} <= set(cfg["runtimes"])
     assert cfg["studies"]["pairs"]["runtimes"] == ["docker"]
 
     def settings(c):

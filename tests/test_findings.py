@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO
-from interference.findings import section
 from interference.findings import verdict as v
+from interference.rendering import findings_section as section
 from interference.rendering.document import Document
 from interference.steps import scorecard as sc
 from interference.steps.statistics import write
@@ -420,10 +420,10 @@ def test_each_network_claim_holds_for_the_papers_tables():
                 "metric": "throughput",
                 "n": 5,
                 "sd": 1,
-                "reference": "host/to-remote/host",
+                "reference": "baremetal/to-remote/host",
             }
             return pd.DataFrame([
-                {**row, "runtime": "host", "mode": "host", "mean": 100, "ratio": 1, "ci_low": 1, "ci_high": 1},
+                {**row, "runtime": "baremetal", "mode": "host", "mean": 100, "ratio": 1, "ci_low": 1, "ci_high": 1},
                 {**row, "runtime": "docker", "mode": "bridge", "mean": 80, "ratio": 0.8, "ci_low": 0.78, "ci_high": 0.82},
             ])  # fmt: skip
 

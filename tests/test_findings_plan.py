@@ -79,7 +79,7 @@ def test_findings_that_one_config_cannot_give_say_why():
     n = plan.need_of(entry("003-1"))
     assert (
         n.study == "pingpong"
-        and n.part["runtimes"] == ["host", "docker"]
+        and n.part["runtimes"] == ["baremetal", "docker"]
         and n.part["message_sizes"][0] == 10
     )
 
@@ -88,11 +88,11 @@ def test_merging_unites_lists_keeps_the_configs_keys_and_its_studies_runtimes():
     base = {"runtimes": ["docker"], "studies": {"pairs": {"microservices": ["L"], "iterations": 3}}}
     out = plan.merged(base, [
         plan.Need("pairs", {"microservices": ["L", "S"], "pairs": ["L+S"], "iterations": 10}),
-        plan.Need("network", {"runtimes": ["host", "docker"], "iterations": 3}),
+        plan.Need("network", {"runtimes": ["baremetal", "docker"], "iterations": 3}),
     ])  # fmt: skip
     # No `pairs` in the config: every pair of its microservices, L+S among them.
     assert out["studies"]["pairs"] == {"microservices": ["L", "S"], "iterations": 3, "runtimes": ["docker"]}
-    assert out["runtimes"] == ["docker", "host"] and out["studies"]["network"]["runtimes"] == [
+    assert out["runtimes"] == ["docker", "baremetal"] and out["studies"]["network"]["runtimes"] == [
         "host",
         "docker",
     ]
@@ -135,7 +135,9 @@ def test_a_config_of_findings_gets_their_runs_and_records_its_plan():
     )
     pairs = cfg["studies"]["pairs"]
     assert pairs["microservices"] == ["L"] and pairs["pairs"] == ["L+L"] and pairs["cases"] == ["1", "2"]
-    assert cfg["studies"]["pingpong"]["runtimes"] == ["host", "docker"] and "host" in cfg["runtimes"]
+    assert (
+        cfg["studies"]["pingpong"]["runtimes"] == ["baremetal", "docker"] and "baremetal" in cfg["runtimes"]
+    )
     record = cfg["findings_plan"]
     assert record["planned"] == ["000-7", "003-1"] and list(record["elsewhere"]) == ["004-7"]
     assert plan_reasons({"config": cfg})["004-7"][1].startswith("needs a second host")
@@ -239,7 +241,7 @@ def test_what_this_host_lacks_makes_a_finding_not_testable_here():
 
 
 def test_the_findings_section_says_what_the_plan_ran_and_left_out():
-    from interference.findings.section import plan_sentence
+    from interference.rendering.findings_section import plan_sentence
 
     record = {"planned": ["000-7", "003-1"], "over_budget": {"000-9": 4.2}, "elsewhere": {"004-7": "x"},
               "not_testable": {"001-3": "TCG"}, "budget_min": 45, "planned_min": 38.4}  # fmt: skip

@@ -159,7 +159,7 @@ def test_ensure_engine_as_a_user_names_packages_and_command_and_installs_nothing
     paragraph = " ".join(r.stderr.split())
     assert "tinc (the userspace overlay) for study 'pingpong'" in paragraph
     # Bare metal runs Docker's images: Docker is named with the runtime that asked first.
-    assert "docker.io (the Docker engine) for runtime 'host' (images from 'docker')" in paragraph
+    assert "docker.io (the Docker engine) for runtime 'baremetal' (images from 'docker')" in paragraph
     command = paragraph.split("`")[1]
     assert "apt-get install" in command
     assert {"docker.io", "debootstrap", "tinc", "apache2-utils"} <= set(command.split())

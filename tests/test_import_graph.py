@@ -104,9 +104,7 @@ def test_each_steps_code_inputs_are_its_import_closure():
     )
     # ... and nothing the step does not import: no runner, runtime or report code in statistics.
     stats = names("pairs", "statistics")
-    assert not any(n.startswith(("runtimes/", "report/figures", "studies/pairs/execute")) for n in stats), (
-        stats
-    )
+    assert not any(n.startswith(("runtimes/", "rendering/", "studies/pairs/execute")) for n in stats), stats
     assert "steps/runner.py" not in names("pairs", "parse")
     # The closure of one file by hand: verdict.py imports inference.py (no module of ours) and
     # descriptive.py, which imports the declaration of its columns (described.py, through

@@ -1,7 +1,7 @@
 """The package's layers (pyproject.toml, [tool.importlinter]) hold: lint-imports (import-linter)
 reads every import of scripts/interference and checks the contracts. A second check proves the
-contracts can fail: a copy of the package whose host layer imports a step, and whose network
-section imports scipy, breaks them."""
+contracts can fail: a copy of the package whose host layer imports a step, whose rendering kit
+imports a study, and whose network section imports scipy, breaks them."""
 
 from __future__ import annotations
 
@@ -35,11 +35,14 @@ def test_a_lower_layer_importing_a_step_or_a_section_computing_breaks_them(tmp_p
                     ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
     probe = scripts / "interference" / "host" / "probe.py"
     probe.write_text(probe.read_text() + "\nfrom interference.steps import config  # noqa\n")
+    kit = scripts / "interference" / "rendering" / "kit" / "format.py"  # the kit knows no study
+    kit.write_text(kit.read_text() + "\nfrom interference.studies.pairs import cases  # noqa\n")
     tables = scripts / "interference" / "studies" / "network" / "section" / "tables.py"
     tables.write_text(tables.read_text() + "\nimport scipy.stats  # noqa\n")
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     out = lint(scripts, tmp_path / "pyproject.toml")
     assert out.returncode != 0
     assert "interference.host.probe -> interference.steps.config" in out.stdout
+    assert "interference.rendering.kit.format -> interference.studies.pairs.cases" in out.stdout
     assert "Rendering code imports no statistics BROKEN" in out.stdout
     assert "interference.studies.network.section.tables -> scipy" in out.stdout

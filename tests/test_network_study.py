@@ -25,9 +25,11 @@ def network_cfg(runtimes, **part) -> dict:
 
 def test_runs_per_runtime():
     study = studies.get("network")
-    cfg = network_cfg(["host", "docker", "vm", "nested"], microservices=["NS"], nested_modes=["ovs+bridge"])
+    cfg = network_cfg(
+        ["baremetal", "docker", "vm", "nested"], microservices=["NS"], nested_modes=["ovs+bridge"]
+    )
     keys = lambda rt: [r.key for r in study.runs_on(cfg, rt)]  # noqa: E731
-    assert keys("host") == ["NS/to-host/host"]
+    assert keys("baremetal") == ["NS/to-host/host"]
     assert keys("docker") == [
         f"NS/{d}/{m}" for d in ("to-host", "from-host") for m in ("host", "bridge", "ovs")
     ]
@@ -67,16 +69,16 @@ def test_relative_to_bare_metal(tmp_path):
     path = tmp_path / "samples.tsv"
     samples(
         [
-            ("host", "to-host", "host", "throughput", [100, 102, 98]),
+            ("baremetal", "to-host", "host", "throughput", [100, 102, 98]),
             ("docker", "to-host", "bridge", "throughput", [50, 51, 49]),
             ("docker", "to-host", "bridge", "throughput", []),
         ]
     ).to_csv(path, sep="\t", index=False)
     d = relative({"samples": path}, 1).set_index("runtime")
-    assert d.loc["host", "ratio"] == pytest.approx(1.0)
+    assert d.loc["baremetal", "ratio"] == pytest.approx(1.0)
     assert d.loc["docker", "ratio"] == pytest.approx(0.5)
     assert d.loc["docker", "ci_low"] < 0.5 < d.loc["docker", "ci_high"]
-    assert (d["reference"] == "host/to-host/host").all()
+    assert (d["reference"] == "baremetal/to-host/host").all()
 
 
 def test_published_ratios_are_relative_to_the_papers_host_to_host():
@@ -219,7 +221,7 @@ def figure_caption(tmp_path, rows) -> str:
 
 def rows_of(host_sd: float, bridge_latency: float):
     return [
-        ("host", "to-host", "host", "throughput", 100.0, host_sd, 1.0),
+        ("baremetal", "to-host", "host", "throughput", 100.0, host_sd, 1.0),
         ("docker", "to-host", "host", "throughput", 98.0, 1.0, 0.98),
         ("docker", "to-host", "bridge", "throughput", 50.0, 1.0, 0.5),
         ("docker", "to-host", "host", "latency", 20.0, 1.0, 1.0),
@@ -230,7 +232,7 @@ def rows_of(host_sd: float, bridge_latency: float):
 
 def test_the_figure_cites_the_tables_of_the_directions_it_shows(tmp_path):
     local = rows_of(host_sd=2.0, bridge_latency=1.1)
-    remote = [("host", "to-remote", "host", "throughput", 90.0, 1.0, 1.0),
+    remote = [("baremetal", "to-remote", "host", "throughput", 90.0, 1.0, 1.0),
               ("docker", "to-remote", "ovs", "throughput", 3.0, 0.1, 0.03)]  # fmt: skip
     only_local = figure_caption(tmp_path / "a", local)
     both = figure_caption(tmp_path / "b", local + remote)
@@ -261,8 +263,8 @@ def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
     """001-8 (a container on the host's network ≈ bare metal's throughput, 0.90 to 1.10) scored by
     the findings step on relative.tsv and shown by the section: Docker's 0.98 with 5 tests and an
     SD of 1 % is reproduced, 0.80 is not, and 2 tests are too few. The section judges nothing."""
-    from interference.findings.section import study_blocks
     from interference.rendering.document import Document
+    from interference.rendering.findings_section import study_blocks
     from interference.steps import scorecard as sc
     from interference.steps.statistics import write
 
@@ -270,7 +272,7 @@ def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
     entry = [e for e in sc.load_catalogue(published / "findings.yaml") if e["id"] == "001-8"]
 
     def shown(n, docker_mean):
-        rows = [("host", "to-host", "host", "throughput", 100.0, 1.0, 1.0),
+        rows = [("baremetal", "to-host", "host", "throughput", 100.0, 1.0, 1.0),
                 ("docker", "to-host", "host", "throughput", docker_mean, 1.0, docker_mean / 100)]  # fmt: skip
         d = tmp_path / f"{n}-{docker_mean}"
         render(d, rows)
@@ -293,7 +295,7 @@ def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
 
 def test_the_method_counts_the_tests_the_runs_recorded(tmp_path):
     """'N tests per run' is runs.tsv's n_iterations, not the config's iterations."""
-    rows = [("host", "to-host", "host", "throughput", 10.0, 0.1, 1.0)]
+    rows = [("baremetal", "to-host", "host", "throughput", 10.0, 0.1, 1.0)]
     env = {"config": {"studies": {"network": {"iterations": 99, "duration_s": 3}}}}
     method = render(tmp_path, rows, env)
     assert "an unrecorded number of tests per run" in method and "99" not in method

@@ -16,12 +16,12 @@ pytestmark = [pytest.mark.integration, requires_engine]
 
 TINY = {
     "host": "testhost",
-    "runtimes": ["host", "docker", "lxc"],
+    "runtimes": ["baremetal", "docker", "lxc"],
     "studies": {
         "scaling": {"instances": [1, 2], "iterations": 2, "max_prime": 2000, "events": 200},
         "creation": {"runtimes": ["docker", "nested"], "entities": [2], "repetitions": 1},
         "network": {
-            "runtimes": ["host", "docker", "lxc", "vm", "nested"],
+            "runtimes": ["baremetal", "docker", "lxc", "vm", "nested"],
             "microservices": ["NS"],
             "nested_modes": ["ovs+bridge", "host+bridge"],
             "duration_s": 1,
@@ -61,7 +61,7 @@ def test_slowdown_is_relative_to_one_bare_metal_instance(workdir):
     d = pd.read_csv(workdir / "results/stats/scaling/slowdown.tsv", sep="\t")
     assert set(d["runtime"]) == set(TINY["runtimes"]) and set(d["instances"]) == {1, 2}
     assert (d["reference"] == "host, N=1").all()
-    ref = d[(d["runtime"] == "host") & (d["instances"] == 1)].iloc[0]
+    ref = d[(d["runtime"] == "baremetal") & (d["instances"] == 1)].iloc[0]
     assert ref["slowdown"] == pytest.approx(1.0)
     assert (d["slowdown"] > 0).all() and d["ci_low"].notna().all()
 
@@ -96,10 +96,10 @@ def test_network_modes_carry_traffic_between_host_and_entity(workdir):
             else:
                 assert not address.startswith(("127.", "10.232."))
     d = pd.read_csv(workdir / "results/stats/network/relative.tsv", sep="\t")
-    assert (d["reference"] == "host/to-host/host").all() and (d["metric"] == "throughput").all()
+    assert (d["reference"] == "baremetal/to-host/host").all() and (d["metric"] == "throughput").all()
     assert len(d) == sum(len(r) for r in NETWORK_RUNS.values())
     assert (d["n"] == 2).all(), d[d["n"] != 2]  # every test gave a throughput (a VM needs its route)
-    ref = d[d["runtime"] == "host"].iloc[0]
+    ref = d[d["runtime"] == "baremetal"].iloc[0]
     assert ref["ratio"] == pytest.approx(1.0) and (d["mean"] > 0).all()
 
 

@@ -83,7 +83,10 @@ def test_parents_times_children_are_bounded_by_the_total():
 @pytest.mark.parametrize(
     ("cfg", "needles"),
     [
-        ({"runtimes": ["host"], "studies": {"creation": {}}}, ["bare metal (host) creates no entity"]),
+        (
+            {"runtimes": ["baremetal"], "studies": {"creation": {}}},
+            ["bare metal (baremetal) creates no entity"],
+        ),
         (
             {"runtimes": ["docker"], "studies": {"creation": {"children": [1, 8]}}},
             ["8 children", "nested runtime"],
@@ -112,8 +115,8 @@ def samples(rows) -> pd.DataFrame:
 
 
 def test_slowdown_is_relative_to_one_bare_metal_instance(tmp_path):
-    rows = [{"runtime": "host", "instances": 1, "value": v} for v in (1.0, 1.1, 0.9)]
-    rows += [{"runtime": "host", "instances": 4, "value": v} for v in (2.0, 2.2, 1.8)]
+    rows = [{"runtime": "baremetal", "instances": 1, "value": v} for v in (1.0, 1.1, 0.9)]
+    rows += [{"runtime": "baremetal", "instances": 4, "value": v} for v in (2.0, 2.2, 1.8)]
     rows += [{"runtime": "docker", "instances": 1, "value": v} for v in (1.05, 1.15, 0.95)]
     path = tmp_path / "samples.tsv"
     samples(rows).to_csv(path, sep="\t", index=False)
@@ -193,7 +196,7 @@ PVM = "tcg (the host's KVM is PVM (kvm_pvm), which boots only PVM guest kernels)
     ],
 )  # fmt: skip
 def test_vm_acceleration_as_recorded(env, accel):
-    from interference.report.environment import vm_acceleration
+    from interference.stores.stats_tables import vm_acceleration
 
     assert vm_acceleration(env) == accel
 
@@ -238,8 +241,8 @@ def _scaling_stats(tmp_path, docker_factor: float, n: int):
 def test_the_scaling_section_shows_the_scorecards_verdict_on_its_data(tmp_path, factor, n, verdict):
     """001-1 (a container as fast as bare metal) scored by the findings step on the study's own
     tables, and the section showing that row: no second judge."""
-    from interference.findings.section import study_blocks
     from interference.rendering.document import Document
+    from interference.rendering.findings_section import study_blocks
     from interference.steps import scorecard as sc
     from interference.steps.statistics import write
 

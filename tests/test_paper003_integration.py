@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.integration, requires_engine]
 
 TINY = {
     "host": "testhost",
-    "runtimes": ["host", "docker"],
+    "runtimes": ["baremetal", "docker"],
     "studies": {"pingpong": {"message_sizes": [10, 100000], "duration_s": 1, "iterations": 2}},
 }
 RUNS = {
@@ -48,7 +48,7 @@ def test_every_layer_carried_every_test(workdir):
                     meta["overlay"]["cipher"] == "aes-256-cbc" and "tinc" in meta["overlay"]["overlay_daemon"]
                 )
             roles = {c["role"]: c for c in meta["containers"]}
-            if runtime == "host":  # processes in the hosts' namespaces (loopback: in this machine's)
+            if runtime == "baremetal":  # processes in the hosts' namespaces (loopback: in this machine's)
                 assert (roles["ping"]["argv"][:3] == ["ip", "netns", "exec"]) == (layer == "reference")
             elif runtime == "docker":  # loopback only: the study wires it into its host
                 argv = roles["ping"]["argv"]
@@ -67,7 +67,7 @@ def test_ratios_and_table_i(workdir):
     d = pd.read_csv(workdir / "results/stats/pingpong/relative.tsv", sep="\t")
     pairs = set(zip(d["runtime"], d["layer"], d["baseline"]))
     assert {("docker", "container", "reference"), ("docker", "encrypted", "overlay-userspace")} <= pairs
-    assert ("host", "reference", "loopback") in pairs
+    assert ("baremetal", "reference", "loopback") in pairs
     assert len(d[(d["layer"] == "reference") & (d["baseline"] == "loopback")]) == 2  # once per size
     assert d["ci_low"].notna().all() and (d["ratio"] > 0).all()
     t = pd.read_csv(workdir / "results/stats/pingpong/rsd.tsv", sep="\t")

@@ -29,9 +29,9 @@ def pingpong_cfg(runtimes, **part) -> dict:
 
 def test_runs_per_runtime():
     study = studies.get("pingpong")
-    cfg = pingpong_cfg(["host", "docker", "lxc"], repetitions=2)
+    cfg = pingpong_cfg(["baremetal", "docker", "lxc"], repetitions=2)
     keys = lambda rt: sorted({r.key for r in study.runs_on(cfg, rt)})  # noqa: E731
-    assert keys("host") == ["loopback", "reference"]
+    assert keys("baremetal") == ["loopback", "reference"]
     assert keys("docker") == keys("lxc") == ["container", "encrypted", "overlay", "overlay-userspace"]
     assert len(study.runs(cfg)) == 12  # 6 layers × 2 repetitions (docker's and lxc's coincide)
     s = study.settings(cfg, "encrypted")
@@ -113,12 +113,12 @@ def samples(rows) -> pd.DataFrame:
 
 def test_ratios_per_layer_and_size(tmp_path):
     rows = [
-        ("host", "loopback", 10, [110, 110, 110]),
-        ("host", "reference", 10, [100, 102, 98]),
+        ("baremetal", "loopback", 10, [110, 110, 110]),
+        ("baremetal", "reference", 10, [100, 102, 98]),
         ("docker", "container", 10, [80, 82, 78]),
         ("docker", "overlay-userspace", 10, [60, 61, 59]),
         ("docker", "encrypted", 10, [54, 55, 53]),
-        ("host", "reference", 1000, [1000, 1010, 990]),
+        ("baremetal", "reference", 1000, [1000, 1010, 990]),
         ("docker", "container", 1000, [900, 910, 890]),
     ]
     path = tmp_path / "samples.tsv"
@@ -127,7 +127,7 @@ def test_ratios_per_layer_and_size(tmp_path):
     assert rel.loc[("container", "reference", "10"), "ratio"] == pytest.approx(0.8)
     assert rel.loc[("container", "reference", "1000"), "ratio"] == pytest.approx(0.9)
     assert rel.loc[("encrypted", "overlay-userspace", "10"), "ratio"] == pytest.approx(0.9)
-    assert rel.loc[("reference", "loopback", "10"), "baseline_runtime"] == "host"
+    assert rel.loc[("reference", "loopback", "10"), "baseline_runtime"] == "baremetal"
     assert len(rel.loc[[("reference", "loopback", "10")]]) == 1  # once, not once per container runtime
     row = rel.loc[("container", "reference", "10")]
     assert row["ci_low"] < 0.8 < row["ci_high"]
@@ -305,12 +305,15 @@ def test_method_text_follows_cpu_use_and_recorded_cores(tmp_path, cpu, hosts, sa
 def test_the_section_shows_the_scorecards_verdict_on_its_ratios(tmp_path, container, verdict):
     """003-5 scored by the findings step on the study's relative.tsv, and the section showing
     that row: the section judges nothing itself."""
-    from interference.findings.section import study_blocks
     from interference.rendering.document import Document
+    from interference.rendering.findings_section import study_blocks
     from interference.steps import scorecard as sc
     from interference.steps.statistics import write
 
-    rows = [("host", "reference", 10, [100, 101, 99, 100, 100, 101]), ("docker", "container", 10, container)]
+    rows = [
+        ("baremetal", "reference", 10, [100, 101, 99, 100, 100, 101]),
+        ("docker", "container", 10, container),
+    ]
     path = tmp_path / "samples.tsv"
     samples(rows).to_csv(path, sep="\t", index=False)
     write(relative({"samples": path}, 1), tmp_path / "pingpong/relative.tsv")

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.integration, requires_engine]
 
 # Every runtime that runs here: Docker, Podman, bare metal (the same binaries, chroot + cgroups),
 # LXC, nested Docker-in-Docker and a VM per container (QEMU; TCG here, as /dev/kvm is PVM).
-RUNTIMES = ["docker", "podman", "host", "lxc", "nested", "vm"]
+RUNTIMES = ["docker", "podman", "baremetal", "lxc", "nested", "vm"]
 PAIRS = {
     "microservices": ["L", "S"],
     "cases": ["3b"],  # two limited containers, each on its core: every runtime call Case 1 makes

@@ -1,5 +1,5 @@
 """Unit tests of the report's parts: the run collector (run_info), the renderer's reading and
-assembly of the .qmd (render_report), the generic report package (interference.report), the
+assembly of the .qmd (render_report), the generic report package (interference.rendering.kit), the
 published comparison (studies/pairs/published.py) and the pair study's section."""
 
 import json
@@ -12,9 +12,9 @@ from conftest import REPO
 from interference.rendering import fallback as render_fallback
 from interference.rendering import render as render_report
 from interference.rendering.document import Document
-from interference.report import environment
-from interference.report import format as fmt
-from interference.report.tables import table_html
+from interference.rendering.kit import environment
+from interference.rendering.kit import format as fmt
+from interference.rendering.kit.tables import table_html
 from interference.steps import environment as run_info
 from interference.studies.pairs import PUBLISHED_FILES, runs, schemas
 from interference.studies.pairs.section import PairsSection
@@ -99,7 +99,7 @@ def test_environment_records_host_engine_config_hash_and_declarations(stats, tmp
     env = json.loads((stats / "environment.json").read_text())
     assert env["hosts"]["fixturehost"]["cores"] == 2
     assert env["engines"]["docker"]["cgroup_version"] == "1"
-    assert set(env["engines"]) == {"docker", "host"}
+    assert set(env["engines"]) == {"docker", "baremetal"}
     assert env["config"]["studies"]["pairs"]["microservices"] == ["L", "S", "B"]
     assert env["config_sha256"] == run_info.sha256_of(env["config"])
     assert env["microservices"]["L"]["resource"] == "CPU"
@@ -410,7 +410,7 @@ def test_every_section_renders_with_one_group_and_one_runtime(tmp_path, stats):
 
 
 def test_two_runtimes_are_reported_side_by_side(rep):
-    assert rep.data.many_setups() and rep.runtimes.runtime_names() == ["docker", "host"]
+    assert rep.data.many_setups() and rep.runtimes.runtime_names() == ["docker", "baremetal"]
     results = rep.results.results_blocks()
     assert any(b.kind == "md" and b.content == "##### host on fixturehost" for b in results)
     assert len(rep.results.heatmap_blocks()) == 2

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from interference.host import cgroups
 from interference.runtimes import ContainerSpec, RuntimeUnavailable
+from interference.runtimes.baremetal import BareMetalRuntime
 from interference.runtimes.docker import DockerRuntime
-from interference.runtimes.host import HostRuntime
 from interference.runtimes.lxc import LxcRuntime, cgroup_keys
 from interference.runtimes.nested import NestedRuntime
 from interference.runtimes.nested_parent import parent_flags
@@ -56,7 +56,7 @@ def test_podman_options_change_the_flags():
 
 
 def test_host_script_chroots_with_private_mounts():
-    rt = HostRuntime(rootfs_dir="/r", state_dir="/s")
+    rt = BareMetalRuntime(rootfs_dir="/r", state_dir="/s")
     spec = ContainerSpec(**{**SPEC.__dict__, "image": "rootfs:/r/interference_l_x"})
     argv = rt.run_argv(spec)
     assert argv[:5] == ["unshare", "--mount", "--propagation", "private", "--"]
@@ -105,7 +105,7 @@ def test_host_refuses_without_root(monkeypatch):
     from interference.runtimes import RuntimeUnavailable
 
     with pytest.raises(RuntimeUnavailable, match=r"needs root"):
-        HostRuntime().check()
+        BareMetalRuntime().check()
 
 
 def test_apptainer_argv():
@@ -225,7 +225,7 @@ def test_network_modes_of_docker_and_podman(mode, flag):
 
 
 def test_bare_metal_runs_in_a_named_network_namespace(tmp_path):
-    rt = HostRuntime(rootfs_dir=str(tmp_path), state_dir=str(tmp_path))
+    rt = BareMetalRuntime(rootfs_dir=str(tmp_path), state_dir=str(tmp_path))
     spec = ContainerSpec(**{**SPEC.__dict__, "image": "rootfs:/r", "netns": "ppa-1"})
     assert rt.run_argv(spec)[:5] == ["ip", "netns", "exec", "ppa-1", "unshare"]
     assert rt.run_argv(ContainerSpec(**{**SPEC.__dict__, "image": "rootfs:/r"}))[0] == "unshare"
@@ -254,8 +254,8 @@ def test_each_adapter_declares_what_the_report_says_of_it():
 
     for name, adapter in runtimes.ADAPTERS.items():
         assert adapter.description and adapter.entity in ("bare metal", "container", "nested", "vm"), name
-    assert runtimes.in_report_order(["vm", "docker", "host", "nested", "mine"]) == [
-        "host",
+    assert runtimes.in_report_order(["vm", "docker", "baremetal", "nested", "mine"]) == [
+        "baremetal",
         "docker",
         "nested",
         "vm",

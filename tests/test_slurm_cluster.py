@@ -234,12 +234,12 @@ def test_the_network_study_across_two_hosts_serves_from_the_remote_nodes_bare_me
     env, edge, shared, _ = cluster
     work = shared / "remote"
     work.mkdir()
-    network = {"remote_host": "edge", "runtimes": ["host", "docker"], "microservices": ["NS"],
+    network = {"remote_host": "edge", "runtimes": ["baremetal", "docker"], "microservices": ["NS"],
                "modes": ["bridge", "ovs"], "duration_s": 1, "iterations": 2}  # fmt: skip
     config = {
         "host": "fog",
         "run_on": ["fog"],
-        "runtimes": ["host", "docker"],
+        "runtimes": ["baremetal", "docker"],
         "studies": {"network": network},
     }
     r = snakemake(work, env, "report/paper.html", config=config)
@@ -257,7 +257,7 @@ def test_the_network_study_across_two_hosts_serves_from_the_remote_nodes_bare_me
         assert test["start"]["connected"][0]["remote_host"] == edge.address()
         assert test["end"]["sum_received"]["bits_per_second"] > 0
     rel = (work / "results/stats/network/relative.tsv").read_text()
-    assert "docker\tto-remote\tbridge\tthroughput" in rel and "host/to-remote/host" in rel
+    assert "docker\tto-remote\tbridge\tthroughput" in rel and "baremetal/to-remote/host" in rel
     html = (work / "report/paper.html").read_text()
     assert "our Table IV" in html and "container → remote host" in html
     # The server's Slurm job ended with its run; nothing of it is left on edge.

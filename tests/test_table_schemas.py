@@ -143,7 +143,7 @@ def test_summaries_the_other_tests_do_not_compute_validate(tmp_path):
             for e in range(3)
         ],
         "network": [
-            {"host": "h", "runtime": "host", "microservice": "NS", "direction": "to-host", "mode": "host",
+            {"host": "h", "runtime": "baremetal", "microservice": "NS", "direction": "to-host", "mode": "host",
              "repetition": 1, "iteration": i, "metric": "throughput", "value": 100.0 + i, "unit": "Mbit/s",
              "higher_is_better": True, "start": 0, "end": 1, "status": "ok"}
             for i in range(3)

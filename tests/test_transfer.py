@@ -17,12 +17,12 @@ from interference.steps.config import ConfigError, validate
 from interference.steps.transfer import TransferError, expected_settings, export, import_results
 from interference.stores import tarballs
 
-PART = {"runtimes": ["host"], "layers": ["loopback", "reference"], "message_sizes": [10], "duration_s": 1,
+PART = {"runtimes": ["baremetal"], "layers": ["loopback", "reference"], "message_sizes": [10], "duration_s": 1,
         "iterations": 2}  # fmt: skip
 
 
 def config(host: str, **part) -> dict:
-    return {"host": host, "runtimes": ["host"], "studies": {"pingpong": PART | part}}
+    return {"host": host, "runtimes": ["baremetal"], "studies": {"pingpong": PART | part}}
 
 
 def fake_results(results: Path, host: str) -> None:
@@ -123,7 +123,7 @@ def test_another_definition_of_the_study_is_refused(tmp_path, exported):
 @requires_engine
 def test_two_hosts_in_one_report(tmp_path):
     """Host `edge` runs the config and exports; host `fog` runs it, imports edge and reports both."""
-    tiny = {"runtimes": ["host"], "studies": {"pingpong": PART | {"layers": ["loopback"]}}}
+    tiny = {"runtimes": ["baremetal"], "studies": {"pingpong": PART | {"layers": ["loopback"]}}}
     edge, fog = tmp_path / "edge", tmp_path / "fog"
     edge.mkdir(), fog.mkdir()
     run_report(edge, tiny | {"host": "edge"}, target="raw")  # the runs only: no report there

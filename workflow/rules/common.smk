@@ -35,7 +35,8 @@ from interference.steps import (
 )
 from interference.stores import durations
 from interference.steps.config import ConfigError, host_configs, read_yaml
-from interference.stores import image_records
+from interference.stores import image_records, renamed_runtimes
+from interference.core.runtime_names import RENAMED
 
 PLAN_SCALE = estimate.Scale()  # set by planned_runs: the models' factor on this host
 
@@ -76,6 +77,9 @@ if workflow.is_main_process:
         Path("results/images"), HOST, runtimes.ADAPTERS
     ):
         print(f"image record moved under its host: {record}", file=sys.stderr)
+    # Runs of a runtime since renamed (core/runtime_names.py) are moved to its new name.
+    for line in renamed_runtimes.migrate(Path("results"), RENAMED):
+        print(f"results of a renamed runtime: {line}", file=sys.stderr)
 
 
 wildcard_constraints:

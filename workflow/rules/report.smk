@@ -16,8 +16,7 @@ PUBLISHED = sorted(
 )
 REPORT_CODE = sorted(
     str(p)
-    for folder in ("report", "rendering")
-    for p in Path(SCRIPTS, "interference", folder).rglob("*")
+    for p in Path(SCRIPTS, "interference", "rendering").rglob("*")
     if p.is_file() and "__pycache__" not in p.parts
 )
 # The run-facts steps and what each imports: the run tables, the environment, the run order.

@@ -11,10 +11,10 @@ import math
 
 import pandas as pd
 
-from interference.report.blocks import Block, appendix, md
-from interference.report.figures import history as history_figure
-from interference.report.format import and_list, esc, num, pct, plural
-from interference.report.load import read_tsv
+from interference.rendering.kit.blocks import Block, appendix, md
+from interference.rendering.kit.figures import history as history_figure
+from interference.rendering.kit.format import and_list, esc, num, pct, plural
+from interference.stores.stats_tables import read_tsv
 
 NUMERIC = [
     "n_then",

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from interference.report import environment, figures
-from interference.report.blocks import Block, md, raw_html
-from interference.report.format import esc, plural
-from interference.report.load import StatsDir
-from interference.report.tables import frame_html, table_html
+from interference.rendering.kit import environment, figures
+from interference.rendering.kit.blocks import Block, md, raw_html
+from interference.rendering.kit.format import esc, plural
+from interference.rendering.kit.tables import frame_html, table_html
+from interference.stores.stats_tables import StatsDir
 
 
 class Document:
@@ -83,7 +83,7 @@ class Document:
     def abstract(self) -> list[Block]:
         """The answer first (the scorecard's counts), the environment once, then each study's
         own abstract (section.abstract(doc)) or a sentence on its runs."""
-        from interference.findings import section
+        from interference.rendering import findings_section as section
 
         if not self.studies:
             return [md(f"No study's results were given to this report ({esc(self.stats_dir)}).")]
@@ -100,7 +100,7 @@ class Document:
 
     def findings_blocks(self) -> list[Block]:
         """The scorecard of the papers' findings (results/stats/findings.tsv), first in the paper."""
-        from interference.findings import section
+        from interference.rendering import findings_section as section
 
         return section.blocks(self)
 

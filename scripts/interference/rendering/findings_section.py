@@ -12,10 +12,10 @@ import math
 import pandas as pd
 
 from interference.findings import verdict as v
-from interference.report.blocks import Block, md
-from interference.report.figures.forest import Panel, Row, forest
-from interference.report.format import and_list, esc, is_num, num, pct, plural
-from interference.report.load import read_tsv
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.figures.forest import Panel, Row, forest
+from interference.rendering.kit.format import and_list, esc, is_num, num, pct, plural
+from interference.stores.stats_tables import read_tsv
 
 NUMERIC = ["expect_low", "expect_high", "published", "ours", "ci_low", "ci_high", "n", "cells", "tau2", "i2",
            "pred_low", "pred_high"]  # fmt: skip

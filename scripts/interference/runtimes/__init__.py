@@ -3,6 +3,7 @@
 is one module here plus one line below."""
 
 from interference.runtimes.apptainer import ApptainerRuntime
+from interference.runtimes.baremetal import BareMetalRuntime
 from interference.runtimes.base import (
     CAPABILITY_WORDS,
     Capabilities,
@@ -11,7 +12,6 @@ from interference.runtimes.base import (
     RuntimeUnavailable,
 )
 from interference.runtimes.docker import DockerRuntime
-from interference.runtimes.host import HostRuntime
 from interference.runtimes.lxc import LxcRuntime
 from interference.runtimes.nested import NestedRuntime
 from interference.runtimes.podman import PodmanRuntime
@@ -20,7 +20,7 @@ from interference.runtimes.vm import VmRuntime
 ADAPTERS: dict[str, type[ContainerRuntime]] = {
     "docker": DockerRuntime,
     "podman": PodmanRuntime,
-    "host": HostRuntime,
+    "baremetal": BareMetalRuntime,
     "lxc": LxcRuntime,
     "nested": NestedRuntime,
     "vm": VmRuntime,

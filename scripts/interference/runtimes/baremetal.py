@@ -1,4 +1,4 @@
-"""Bare metal (`host`): the same benchmark binaries as the containers, without container
+"""Bare metal (`baremetal`): the same benchmark binaries as the containers, without container
 namespaces, under cgroup limits the runner makes itself.
 
 Images are the Docker images' root file systems (exported once into `rootfs_dir`), so
@@ -31,8 +31,8 @@ from interference.runtimes.local_processes import LocalProcessRuntime
 PATH_IN_ROOTFS = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
-    name = "host"
+class BareMetalRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
+    name = "baremetal"
     description = "bare metal: the same binaries in a chroot with cgroups, no container namespaces"
     entity = "bare metal"
     report_order = 0
@@ -74,8 +74,10 @@ class HostRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
         missing += [f"write access to {p}" for p in writable if not os.access(p, os.W_OK)]
         if missing:
             raise RuntimeUnavailable(
-                "The bare-metal runtime (host) needs " + ", ".join(missing) + ". Run as root on a machine "
-                "whose cgroup file system is mounted read-write, or leave `host` out of the config's runtimes."
+                "The bare-metal runtime (baremetal) needs "
+                + ", ".join(missing)
+                + ". Run as root on a machine "
+                "whose cgroup file system is mounted read-write, or leave `baremetal` out of the config's runtimes."
             )
 
     def describe(self) -> dict:

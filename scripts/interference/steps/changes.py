@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from interference.core.runtime_names import renamed, renamed_config
 from interference.stats.descriptive import prepare, valid
 from interference.stats.regression_check import COLUMNS as REGRESSION_COLUMNS
 from interference.stats.regression_check import regression_rows
@@ -112,7 +113,7 @@ def regression_subject(group: list[str]):
 def _definition(session: Session | dict, study: str) -> str:
     """A study's definition (its config but the runtimes), from a session or an environment."""
     environment = session if isinstance(session, dict) else session.environment
-    cfg = environment.get("config", {}).get("studies", {}).get(study, {})
+    cfg = renamed_config(environment.get("config", {}).get("studies", {}).get(study, {}))
     return json.dumps(flat({k: v for k, v in cfg.items() if k != "runtimes"}), sort_keys=True, default=str)
 
 
@@ -155,7 +156,11 @@ def _means_between(siblings: list[Session], study: str, group: list[str]) -> dic
 
 
 def _read(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    """A samples table, today's or a saved session's (read with today's runtime names)."""
+    df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    if "runtime" in df:
+        df["runtime"] = df["runtime"].map(renamed)
+    return df
 
 
 def compare(
@@ -169,7 +174,9 @@ def compare(
     columns = FIXED + group + MEASURES
     if study not in session.studies:
         return pd.DataFrame(columns=columns)
-    differ = definition_differences(environment["config"], session.environment.get("config", {}), study)
+    differ = definition_differences(
+        environment["config"], renamed_config(session.environment.get("config", {})), study
+    )
     if differ and not across:
         key, now, was = differ[0]
         raise SessionError(

@@ -14,6 +14,7 @@ import jsonschema
 import yaml
 
 from interference import REPO_ROOT, runtimes, studies
+from interference.core.runtime_names import RENAMED
 from interference.core.yaml_files import load_once
 
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -86,6 +87,12 @@ RUNTIME_HOME = "a module in scripts/interference/runtimes/"
 
 def _check_runtime(config: dict, rt: str, where: str, source: str) -> None:
     """A runtime named at `where` is known; its options are valid, with defaults filled in."""
+    if rt in RENAMED:
+        raise ConfigError(
+            f"{source} is invalid, {NOTHING_RAN}: key {where} names the runtime {rt!r}, which is now called "
+            f"{RENAMED[rt]!r}; write that instead (results of earlier {rt!r} runs are kept, under "
+            f"{RENAMED[rt]}/)."
+        )
     _known("runtime", rt, where, runtimes.ADAPTERS, RUNTIME_HOME, source)
     options = config["runtime_options"].setdefault(rt, {})
     _check(options, runtimes.ADAPTERS[rt].options_schema, f"runtime_options.{rt}", source)

@@ -20,10 +20,10 @@ import pandas as pd
 import yaml
 
 from interference import studies
-from interference.findings import section
 from interference.findings.claims import MOST, QUANTIFIERS, judge_claim
 from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Band, Measure, Skip
-from interference.report.load import StatsDir
+from interference.rendering import findings_section as section
+from interference.stores.stats_tables import StatsDir
 
 COLUMNS = [
     "id", "paper", "source", "claim", "study", "check", "quantifier", "quantity", "expect_low",

@@ -17,6 +17,7 @@ FLAGS = ("higher_is_better", "reject")
 def read_tsv(path: Path, numeric=(), flags=FLAGS) -> pd.DataFrame:
     """A generated TSV; numeric="auto" converts every column whose values all parse as numbers."""
     df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    df = df.apply(lambda column: column.str.strip())  # a hand-written table's padding is no part of an id
     if numeric == "auto":
         numeric = [c for c in df if (df[c] != "").any() and pd.to_numeric(df[c], errors="coerce").notna().sum()
                    == (df[c] != "").sum()]  # fmt: skip
@@ -26,8 +27,6 @@ def read_tsv(path: Path, numeric=(), flags=FLAGS) -> pd.DataFrame:
     for c in flags:
         if c in df:
             df[c] = df[c].str.strip().str.lower().isin(["true", "1", "yes"])
-    if "case" in df:
-        df["case"] = df["case"].str.strip()
     return df
 
 
@@ -51,3 +50,24 @@ class StatsDir:
 
     def tables_of(self, study: str) -> list[Path]:
         return sorted((self.root / study).glob("*.tsv"))
+
+
+def vm_acceleration(env: dict) -> tuple[str, str] | None:
+    """("tcg" or "kvm", why) as the `vm` runtime recorded it (engines.vm: details.acceleration,
+    else its engine name), or None when the runs recorded neither."""
+    vm = env.get("engines", {}).get("vm")
+    if not vm:
+        return None
+    details = vm.get("details") or {}
+    if isinstance(details, list):  # runs recorded by different versions: what any said
+        details = {k: v for d in details if isinstance(d, dict) for k, v in d.items()}
+    said = str(details.get("acceleration") or "") or str(vm.get("engine") or "")
+    for accel in ("tcg", "kvm"):
+        if accel in said.lower():
+            why = (
+                said.split("(", 1)[1].removesuffix(")")
+                if "(" in said and said.lower().startswith(accel)
+                else ""
+            )
+            return accel, why
+    return None

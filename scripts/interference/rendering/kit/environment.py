@@ -1,11 +1,11 @@
 """The host, engines, images and config of the run (environment.json), for the whole paper.
-Its blocks take the report's Document (paper/document.py, which imports this module)."""
+Its blocks take the report's Document (rendering/document.py, which imports this module)."""
 
 from __future__ import annotations
 
-from interference.report.blocks import Block, md
-from interference.report.format import and_list, bytes_h, esc, plural
-from interference.report.load import read_tsv
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import and_list, bytes_h, esc, plural
+from interference.stores.stats_tables import read_tsv
 
 
 def host_line(env: dict) -> str:
@@ -25,27 +25,6 @@ def engine_line(env: dict) -> str:
         for rt, e in env.get("engines", {}).items()
     ]
     return and_list(parts) or "an unrecorded engine"
-
-
-def vm_acceleration(env: dict) -> tuple[str, str] | None:
-    """("tcg" or "kvm", why) as the `vm` runtime recorded it (engines.vm: details.acceleration,
-    else its engine name), or None when the runs recorded neither."""
-    vm = env.get("engines", {}).get("vm")
-    if not vm:
-        return None
-    details = vm.get("details") or {}
-    if isinstance(details, list):  # runs recorded by different versions: what any said
-        details = {k: v for d in details if isinstance(d, dict) for k, v in d.items()}
-    said = str(details.get("acceleration") or "") or str(vm.get("engine") or "")
-    for accel in ("tcg", "kvm"):
-        if accel in said.lower():
-            why = (
-                said.split("(", 1)[1].removesuffix(")")
-                if "(" in said and said.lower().startswith(accel)
-                else ""
-            )
-            return accel, why
-    return None
 
 
 def _code(text) -> tuple:
@@ -155,8 +134,8 @@ def blocks(doc) -> list[Block]:
             doc.table(
                 ["Image", "Reference", "Image id", "Built from", "Tool versions"],
                 rows,
-                "Container images (Case 2 runs a pair image holding both microservices). Ids truncated; "
-                "full ids in results/stats/environment.json.",
+                "Container images (microservices sharing one container run from one image holding them all). "
+                "Ids truncated; full ids in results/stats/environment.json.",
                 numeric_from=99,
                 table_class="rpt-table rpt-text",
             )

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from interference.report.format import esc, is_num, num
+from interference.rendering.kit.format import esc, is_num, num
 
 
 def _cell(v) -> str:

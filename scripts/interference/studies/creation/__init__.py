@@ -106,9 +106,9 @@ class CreationStudy(Study):
 
     def check(self, cfg: dict) -> None:
         rts = cfg["runtimes"]
-        if "host" in rts:
+        if "baremetal" in rts:
             raise StudyConfigError(
-                "studies.creation.runtimes: bare metal (host) creates no entity to time; leave `host` out "
+                "studies.creation.runtimes: bare metal (baremetal) creates no entity to time; leave `baremetal` out "
                 "(e.g. `runtimes: [docker, nested, vm]` under studies.creation)"
             )
         if max(cfg["children"]) > 1 and "nested" not in rts:

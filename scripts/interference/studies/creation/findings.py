@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity, ratio_from_summaries
-from interference.report.environment import vm_acceleration
+from interference.stores.stats_tables import vm_acceleration
 
 METRIC = "created_to_exit"
 

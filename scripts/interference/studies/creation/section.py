@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.report import environment
-from interference.report.blocks import Block, md
-from interference.report.figures.scaling import Series, scaling_figure
-from interference.report.format import esc, is_num, num, numi, recorded
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.figures.scaling import Series, scaling_figure
+from interference.rendering.kit.format import esc, is_num, num, numi, recorded
+from interference.stores.stats_tables import vm_acceleration
 from interference.studies.creation.published import SOURCE
 
 
@@ -149,7 +149,7 @@ class Creation:
 
 def vm_note(env: dict) -> str:
     """The VMs' acceleration as the runs recorded it (environment.json), when it was emulation."""
-    accel = environment.vm_acceleration(env)
+    accel = vm_acceleration(env)
     if accel is None or accel[0] != "tcg":
         return ""
     return " The VMs here are emulated (TCG" + (f": {esc(accel[1])}" if accel[1] else "") + ")."

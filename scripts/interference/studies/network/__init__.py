@@ -200,7 +200,7 @@ class NetworkStudy(Study):
         if is_nested(runtime):
             # Children reach the host; the host reaches no child (its bridge is in the parent).
             modes, directions = [m for m in cfg["nested_modes"] if m in has], local + remote
-        elif runtime == "host":
+        elif runtime == "baremetal":
             modes, directions = ["host"], local + remote  # host to host: one direction is the other
         else:
             modes, directions = [m for m in cfg["modes"] if m in has], [d for d in DIRECTIONS if d in wanted]
@@ -233,7 +233,7 @@ class NetworkStudy(Study):
             sides.append((args.get("over_runtime", args["runtime"]), args.get("over_mode", args["mode"])))
         flat = ["host", *[m for rt, m in sides if not is_nested(rt)]]
         out = {
-            "runtimes": list(dict.fromkeys(["host", *[rt for rt, _ in sides]])),
+            "runtimes": list(dict.fromkeys(["baremetal", *[rt for rt, _ in sides]])),
             "microservices": ["NS" if args["metric"] == "throughput" else "NR"],
             "modes": list(dict.fromkeys(flat)),
         }

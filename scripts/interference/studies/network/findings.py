@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity, ratio_from_summaries
-from interference.report.environment import vm_acceleration
+from interference.stores.stats_tables import vm_acceleration
 from interference.studies.network import published
 
 METRIC_INDEX = {"throughput": 0, "latency": 1}  # of published.relative's pair; the paper has no other

@@ -63,7 +63,7 @@ VM_OVER_CONTAINER = 0.5
 
 def entity_of(runtime: str) -> str:
     """Which of the paper's entities a runtime's rows compare with."""
-    return {"host": "host", "vm": "vm", "nested": "nested"}.get(runtime, "container")
+    return {"baremetal": "host", "vm": "vm", "nested": "nested"}.get(runtime, "container")
 
 
 def relative(entity: str, direction: str, mode: str) -> tuple[float, float] | None:

@@ -19,7 +19,7 @@ GROUP = ["host", "runtime", "direction", "mode", "metric"]
 # The reference: bare metal to itself (or to the remote host, for to-remote rows); without it,
 # Docker's host network (the same stack).
 REFERENCES = {
-    family: (("host", direction, "host"), ("docker", direction, "host"))
+    family: (("baremetal", direction, "host"), ("docker", direction, "host"))
     for family, direction in (("local", "to-host"), ("remote", "to-remote"))
 }
 

@@ -83,6 +83,14 @@ class PairsStudy(Study):
         ),
         # Our own fidelity target: the share of the papers' pairings whose direction we have.
         "fidelity": Table("statistics.tables:fidelity", needs=("published",), schema=schemas.FIDELITY),
+        # The papers' placement questions (one container or two; limits or none; the worst
+        # placement), asked of their IRs and of ours.
+        "case_contrasts": Table(
+            "statistics.tables:case_contrasts", needs=("published",), schema=schemas.CASE_CONTRASTS
+        ),
+        "worst_placements": Table(
+            "statistics.tables:worst_placements", needs=("published",), schema=schemas.WORST_PLACEMENTS
+        ),
         # Two or more hosts (results imported from another machine); empty with one.
         "hosts": Table("statistics.tables:hosts", schema=schemas.HOSTS),
         "host_anova": Table("statistics.tables:host_anova", schema=schemas.HOST_ANOVA),

@@ -72,6 +72,11 @@ INTERFERENCE = TableSchema(
     ir_unpaired_ci_low=NUMBER,
     ir_unpaired_ci_high=NUMBER,
     blocks=NUMBER,
+    # The partner's effect alone, with and without it inside each run (the IR itself in Case 3b;
+    # in the unlimited cases the IR is this times the limit's effect): paired design only.
+    partner_ir=NUMBER,
+    partner_ci_low=NUMBER,
+    partner_ci_high=NUMBER,
     reason=TEXT,
 )
 # df is a float: statsmodels' degrees of freedom (and k - 1 of a Kruskal-Wallis row).
@@ -169,6 +174,36 @@ FIDELITY = TableSchema(
     ci_high=NUMBER,
     rule=TEXT,
     disagreements=TEXT,
+)
+CASE_CONTRASTS = TableSchema(
+    paper=TEXT,
+    host=TEXT,
+    runtime=TEXT,
+    target=TEXT,
+    partner=TEXT,
+    metric=TEXT,
+    case=TEXT,
+    against=TEXT,
+    paper_difference=NUMBER,
+    difference=NUMBER,
+    paper_worse=FLAG,
+    worse=FLAG,
+    agrees=FLAG,
+)
+WORST_PLACEMENTS = TableSchema(
+    paper=TEXT,
+    host=TEXT,
+    runtime=TEXT,
+    target=TEXT,
+    metric=TEXT,
+    combinations=INTEGER,
+    paper_case=TEXT,
+    paper_partner=TEXT,
+    paper_ir=NUMBER,
+    case=TEXT,
+    partner=TEXT,
+    ir=NUMBER,
+    same=FLAG,
 )
 HOSTS = TableSchema(
     TableSchema(

@@ -12,7 +12,7 @@ services). The hosts are network namespaces made for the run (fabric.py). Layers
   overlay-userspace   ... on tinc without encryption: a userspace router (△, 2015's Weave)
   encrypted           ... on tinc with AES-256-CBC and SHA-256 (∇)
 
-The bare-metal runtime (`host`) runs the first two, container runtimes the others. One run per
+The bare-metal runtime (`baremetal`) runs the first two, container runtimes the others. One run per
 layer measures every message size, the sizes interleaved within each iteration:
 
   results/raw/<host>/<runtime>/pingpong/<layer>/rep<r>/tests/i<NNNN>-m<m>.out  (ab's output)
@@ -49,7 +49,7 @@ OVERLAY_OF = {"overlay": "vxlan", "overlay-userspace": "tinc", "encrypted": "tin
 
 
 def runs_layers(runtime: str) -> tuple[str, ...]:
-    if runtime == "host":
+    if runtime == "baremetal":
         return BARE_METAL_LAYERS
     if ISOLATED in runtimes.ADAPTERS[runtime].capabilities.network_modes:
         return tuple(layer for layer in LAYERS if layer not in BARE_METAL_LAYERS)
@@ -104,7 +104,7 @@ class PingPongStudy(Study):
                 "minItems": 1,
                 "uniqueItems": True,
                 "default": list(LAYERS),
-                "description": "host runs loopback and reference, container runtimes the others",
+                "description": "baremetal runs loopback and reference, container runtimes the others",
             },
             "message_sizes": {
                 "type": "array",
@@ -207,7 +207,7 @@ class PingPongStudy(Study):
         layers = list(dict.fromkeys([args["baseline"], args["layer"]]))
         return {
             "layers": layers,
-            "runtimes": [rt for rt in ("host", "docker") if set(layers) & set(runs_layers(rt))],
+            "runtimes": [rt for rt in ("baremetal", "docker") if set(layers) & set(runs_layers(rt))],
         }
 
     def fixed_seconds(self, settings):

@@ -15,7 +15,7 @@ TEST_MARGIN_S = 30.0
 
 
 def _service(run, role: str, argv: list[str], netns: str | None) -> ContainerSpec:
-    bare = run.settings["runtime"] == "host"
+    bare = run.settings["runtime"] == "baremetal"
     return ContainerSpec(
         name=run.name(role),
         image=run.images[MICROSERVICE]["id"],

@@ -17,7 +17,7 @@ from interference.studies.pingpong import BARE_METAL_LAYERS, RELATIVE, RSD
 
 GROUP = ["host", "runtime", "layer", "message_bytes", "metric"]
 RATE = "transfer_rate"
-BARE_METAL = "host"  # the runtime of the loopback and reference layers
+BARE_METAL = "baremetal"  # the runtime of the loopback and reference layers
 # (layer, relative to layer, figure): every layer against the reference (paper's Fig. 3a), the
 # overlay's own cost over containers and encryption's over the same overlay unencrypted (3b).
 COMPARISONS = (

@@ -9,9 +9,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from interference.report.blocks import Block, md
-from interference.report.format import esc, num, pct
-from interference.report.load import read_tsv
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import esc, num, pct
+from interference.stores.stats_tables import read_tsv
 from interference.studies.profiling.advice_check import MIN_RUNS
 from interference.studies.profiling.plan import PLACEMENTS, RESOURCES
 

@@ -269,8 +269,9 @@ def validate(
 
 def figure(rows: pd.DataFrame):
     """Predicted against measured IR in percent, both intervals, a colour per case (a Figure)."""
-    from interference.report.figures import CASE_COLOR, PALETTE, style
-    from interference.report.figures.scatter import Point, comparison_scatter
+    from interference.core.case_colours import CASE_COLOR
+    from interference.rendering.kit.figures import PALETTE, style
+    from interference.rendering.kit.figures.scatter import Point, comparison_scatter
 
     style()
     cases = sorted(set(rows.case))

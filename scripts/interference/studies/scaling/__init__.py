@@ -100,7 +100,7 @@ class ScalingStudy(Study):
 
     def finding_needs(self, check, args):
         """runtime_ratio: the runtime's and bare metal's (the reference) smallest N (findings.py)."""
-        return {"runtimes": list(dict.fromkeys(["host", args["runtime"]])), "instances": [1]}
+        return {"runtimes": list(dict.fromkeys(["baremetal", args["runtime"]])), "instances": [1]}
 
     def expected_seconds(self, settings):
         """The runtime's start-up and each instance's start, then each execution, N instances

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity
-from interference.report.environment import vm_acceleration
+from interference.stores.stats_tables import vm_acceleration
 
 
 @quantity("ratio")
@@ -15,8 +15,10 @@ def runtime_ratio(ctx, args: dict):
     t = ctx.table("slowdown")
     if t.empty or rt not in set(t["runtime"]):
         return Skip(NOT_RUN, f"these results have no scaling runs on {rt}")
-    if "host" not in set(t["runtime"]):
-        return Skip(NOT_RUN, "these results have no bare-metal scaling runs (runtime host), the reference")
+    if "baremetal" not in set(t["runtime"]):
+        return Skip(
+            NOT_RUN, "these results have no bare-metal scaling runs (runtime baremetal), the reference"
+        )
     if rt == "vm" and (vm_acceleration(ctx.env) or ("",))[0] == "tcg":
         why = vm_acceleration(ctx.env)[1]
         return Skip(NOT_TESTABLE, "the VM ran under TCG, an emulator, not hardware virtualisation"
@@ -25,7 +27,7 @@ def runtime_ratio(ctx, args: dict):
         t[c] = pd.to_numeric(t[c], errors="coerce")
     first = t["instances"].min()
     r = t[(t["runtime"] == rt) & (t["instances"] == first)].iloc[0]
-    base = t[(t["runtime"] == "host") & (t["instances"] == first)].iloc[0]
+    base = t[(t["runtime"] == "baremetal") & (t["instances"] == first)].iloc[0]
     return Measure(f"{rt}'s time for the task over bare metal's, {first:.0f} instance(s)",
                    float(r["slowdown"]), float(r["ci_low"]), float(r["ci_high"]), int(min(r["n"], base["n"])))  # fmt: skip
 

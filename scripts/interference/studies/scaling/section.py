@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.report import environment
-from interference.report.blocks import Block, md
-from interference.report.figures.scaling import Series, scaling_figure
-from interference.report.format import esc, is_num, num, numi, recorded
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.figures.scaling import Series, scaling_figure
+from interference.rendering.kit.format import esc, is_num, num, numi, recorded
+from interference.stores.stats_tables import vm_acceleration
 
 
 class Scaling:
@@ -102,7 +102,7 @@ class Scaling:
 
 def vm_lines(env: dict) -> list[str]:
     """A line on the `vm` runtime's emulation, with its recorded reason (environment.json)."""
-    accel = environment.vm_acceleration(env)
+    accel = vm_acceleration(env)
     if accel is None or accel[0] != "tcg":
         return []
     why = f", because {esc(accel[1])}" if accel[1] else ""

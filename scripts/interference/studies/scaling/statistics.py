@@ -14,7 +14,7 @@ from interference.stats.resampling import bootstrap_ci
 from interference.studies.scaling import SLOWDOWN
 
 GROUP = ["host", "runtime", "instances", "metric"]
-REFERENCES = ("host", "docker")  # bare metal when it ran, else Docker
+REFERENCES = ("baremetal", "docker")  # bare metal when it ran, else Docker
 N_RESAMPLES = 2000
 SEED = 1
 

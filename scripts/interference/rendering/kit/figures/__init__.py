@@ -17,20 +17,10 @@ import io
 import matplotlib
 from matplotlib.figure import Figure
 
-from interference.report.format import esc
+from interference.rendering.kit.format import esc
 
 # Dark2 and greys: distinguishable for the common colour-vision deficiencies and in greyscale.
 PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
-# The pair study's cases, one colour each wherever a figure shows them (its section, the
-# placement check's): Dark2, distinguishable for the common colour-vision deficiencies and in greyscale.
-CASE_COLOR = {
-    "1": "#6b6b6b",
-    "1u": "#a6761d",
-    "2": "#d95f02",
-    "3a": "#1b9e77",
-    "3b": "#7570b3",
-    "2-3a": "#e7298a",
-}
 
 
 def style() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from interference.report.figures.grouped_bars import Panel, draw, grid
+from interference.rendering.kit.figures.grouped_bars import Panel, draw, grid
 
 
 def ir_figure(panels: list[Panel]) -> Figure:

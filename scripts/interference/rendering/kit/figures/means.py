@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from interference.report.figures.grouped_bars import Panel, draw, grid
+from interference.rendering.kit.figures.grouped_bars import Panel, draw, grid
 
 THOUSANDS = FuncFormatter(lambda v, _: f"{v:,.0f}".replace(",", "\u2009").replace("-", "\u2212"))
 

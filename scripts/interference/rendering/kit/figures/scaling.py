@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from interference.report.figures import PALETTE
+from interference.rendering.kit.figures import PALETTE
 
 
 @dataclass

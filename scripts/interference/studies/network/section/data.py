@@ -5,7 +5,7 @@ parts: its network mode and its client → server."""
 from __future__ import annotations
 
 from interference import runtimes
-from interference.report import environment
+from interference.stores.stats_tables import vm_acceleration
 from interference.studies.network import published
 
 MODE_NAMES = {"host": "host network", "bridge": "Linux bridge + NAT", "ovs": "Open vSwitch"}
@@ -58,4 +58,4 @@ class NetworkData:
 
     def vm_acceleration(self) -> tuple[str, str] | None:
         """(kvm or tcg, why) as the `vm` runtime recorded it (environment.json, engines.vm), or None."""
-        return environment.vm_acceleration(self.doc.env)
+        return vm_acceleration(self.doc.env)

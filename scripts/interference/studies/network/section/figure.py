@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from interference.report.blocks import Block, md
-from interference.report.figures import PALETTE
-from interference.report.figures.network import Ratio, ratio_panels
-from interference.report.format import esc, is_num
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.figures import PALETTE
+from interference.rendering.kit.figures.network import Ratio, ratio_panels
+from interference.rendering.kit.format import esc, is_num
 from interference.studies.network import published
 from interference.studies.network.section.data import ends
 

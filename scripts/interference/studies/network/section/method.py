@@ -3,8 +3,8 @@ and what the `vm` runtime's rows measure (its recorded acceleration)."""
 
 from __future__ import annotations
 
-from interference.report.blocks import Block, md
-from interference.report.format import esc, num, recorded
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import esc, num, recorded
 from interference.studies.network import published
 
 

@@ -4,8 +4,8 @@ mean ± SD and the ratio to bare metal's host → host, beside the paper's value
 
 from __future__ import annotations
 
-from interference.report.blocks import Block
-from interference.report.format import is_num, num
+from interference.rendering.kit.blocks import Block
+from interference.rendering.kit.format import is_num, num
 from interference.studies.network import published
 from interference.studies.network.section.data import MODE_NAMES, ends, mode_name
 

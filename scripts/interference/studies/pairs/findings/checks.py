@@ -18,7 +18,7 @@ from interference.findings.verdict import (
     Skip,
     ratio_from_summaries,
 )
-from interference.report.format import pct
+from interference.rendering.kit.format import pct
 from interference.studies.pairs.cases import UNLIMITED
 from interference.studies.pairs.check_registry import cases_a_and_b, measures, one, partners_a_and_b
 from interference.studies.pairs.findings.cells import _label, _missing, _n, _num, cells

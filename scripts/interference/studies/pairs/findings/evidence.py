@@ -10,7 +10,7 @@ import pandas as pd
 
 from interference.findings.pooling import pool
 from interference.findings.verdict import CellEstimate
-from interference.report.format import pct
+from interference.rendering.kit.format import pct
 from interference.studies.pairs.cases import UNLIMITED_CASES
 from interference.studies.pairs.findings.cells import _num, cells
 from interference.studies.pairs.members import beside_runs

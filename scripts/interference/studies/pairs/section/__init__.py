@@ -20,9 +20,9 @@ the text states."""
 
 from __future__ import annotations
 
-from interference.report.blocks import Block, md
-from interference.report.format import and_list, esc, pct, plural
-from interference.report.format import signed as ir_str
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import and_list, esc, pct, plural
+from interference.rendering.kit.format import signed as ir_str
 from interference.studies.pairs.section.comparison import Comparison
 from interference.studies.pairs.section.contention import Contention
 from interference.studies.pairs.section.data import CASE_NAME, PairsData

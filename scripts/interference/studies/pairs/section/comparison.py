@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.report.blocks import Block, appendix, md
-from interference.report.figures.scatter import MARKERS, Point, comparison_scatter
-from interference.report.format import cap, esc, is_num, num, pct
-from interference.report.format import signed as ir_str
+from interference.rendering.kit.blocks import Block, appendix, md
+from interference.rendering.kit.figures.scatter import MARKERS, Point, comparison_scatter
+from interference.rendering.kit.format import cap, esc, is_num, num, pct
+from interference.rendering.kit.format import signed as ir_str
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME, PairsData
-from interference.studies.pairs.statistics.published import NEGLIGIBLE_IR, SIMILAR_FACTOR, direction
+from interference.studies.pairs.statistics.published import NEGLIGIBLE_IR, SIMILAR_FACTOR
 
 
 class Comparison:
@@ -120,19 +120,20 @@ class Comparison:
                         if t in by.index)
             + "."
         )  # fmt: skip
-        # The papers' research questions, from their own numbers and ours.
+        # The papers' research questions, asked of their numbers and ours (case_contrasts.tsv).
         for a, b, what in (
             ("2", "3a", "intra-container (Case 2) against inter-container (Case 3a)"),
             ("3b", "3a", "with cgroup limits (Case 3b) against without (Case 3a)"),
         ):
-            res = self.case_contrast(c, a, b)
-            if res:
-                total, paper_worse, ours_worse, agree_n = res
+            k = self.data.case_contrasts
+            k = k[(k["case"] == a) & (k["against"] == b)]
+            if len(k):
                 lines.append(
-                    f"{cap(what)}: the papers have Case {a} worse in {paper_worse} of {total} "
-                    f"combinations, this machine in {ours_worse}; the two agree on {agree_n} of {total}."
+                    f"{cap(what)}: the papers have Case {a} worse in {int(k['paper_worse'].sum())} of {len(k)} "
+                    f"combinations, this machine in {int(k['worse'].sum())}; the two agree on "
+                    f"{int(k['agrees'].sum())} of {len(k)}."
                 )
-        worst = self.worst_placements(c)
+        worst = self.worst_placements()
         if worst:
             lines.append("Worst placements:\n" + "\n".join(f"    - {cap(w)}." for w in worst))
         bad = c[~c["direction_agrees"]]
@@ -149,41 +150,26 @@ class Comparison:
             )
         return lines[0] + "\n\n" + "\n".join(f"- {x}" for x in lines[1:])
 
-    def worst_placements(self, c: pd.DataFrame) -> list[str]:
-        """Per paper, target and metric: is the paper's worst combination the worst here too?"""
+    def worst_placements(self) -> list[str]:
+        """Per paper, target and metric: is the paper's worst combination the worst here too
+        (worst_placements.tsv)?"""
         out = []
-        for (paper, host, runtime, t, metric), g in c.groupby(
-            ["paper", "host", "runtime", "target", "metric"]
-        ):
+        for _, r in self.data.worst_placements.iterrows():
+            paper = r["paper"]
             if self.data.many_setups():
-                paper = f"{paper} vs {self.data.setup_name(host, runtime)}"
-            if len(g) < 2:
-                continue
-            pw, ow = g.loc[g["paper_ir"].idxmin()], g.loc[g["ir"].idxmin()]
-            lab = f"{CASE_NAME[pw['case']]} {self.data.label(t, pw['partner'])}"
-            head = f"{paper}: the worst {self.data.metric_title(t, metric)} combination"
-            if (pw["case"], pw["partner"]) == (ow["case"], ow["partner"]):
+                paper = f"{paper} vs {self.data.setup_name(r['host'], r['runtime'])}"
+            lab = f"{CASE_NAME[r['paper_case']]} {self.data.label(r['target'], r['paper_partner'])}"
+            head = f"{paper}: the worst {self.data.metric_title(r['target'], r['metric'])} combination"
+            if r["same"]:
                 out.append(
-                    f"{head}, {lab} ({ir_str(pw['paper_ir'])}), is the worst here too ({ir_str(ow['ir'])})"
+                    f"{head}, {lab} ({ir_str(r['paper_ir'])}), is the worst here too ({ir_str(r['ir'])})"
                 )
             else:
-                here = f"{CASE_NAME[ow['case']]} {self.data.label(t, ow['partner'])} ({ir_str(ow['ir'])})"
-                out.append(f"{head} is {lab} ({ir_str(pw['paper_ir'])}); here it is {here}")
+                here = (
+                    f"{CASE_NAME[r['case']]} {self.data.label(r['target'], r['partner'])} ({ir_str(r['ir'])})"
+                )
+                out.append(f"{head} is {lab} ({ir_str(r['paper_ir'])}); here it is {here}")
         return out
-
-    @staticmethod
-    def case_contrast(c: pd.DataFrame, a: str, b: str):
-        """(combinations, paper has a worse, ours has a worse, agreements) over target/partner/metric."""
-        keys = ["paper", "host", "runtime", "target", "partner", "metric"]
-        x = c[c["case"] == a].set_index(keys)
-        y = c[c["case"] == b].set_index(keys)
-        common = x.index.intersection(y.index)
-        if not len(common):
-            return None
-        paper = [direction(x.loc[k, "paper_ir"] - y.loc[k, "paper_ir"]) for k in common]
-        ours = [direction(x.loc[k, "ir"] - y.loc[k, "ir"]) for k in common]
-        return (len(common), sum(v < 0 for v in paper), sum(v < 0 for v in ours),
-                sum(p == o for p, o in zip(paper, ours)))  # fmt: skip
 
     def comparison_figure(self, c: pd.DataFrame) -> Block | None:
         if len(c) < 2:

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from interference.report.blocks import Block, md
-from interference.report.format import esc, num, numi, p_str, pct, plural
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import esc, num, numi, p_str, pct, plural
 from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME, PairsData

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.report import figures
-from interference.report.blocks import Block
+from interference.core import case_colours
+from interference.core.table_schema import FLAG
+from interference.rendering.kit.blocks import Block
 from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import CASES, REGISTRY
 from interference.studies.pairs.members import beside_runs
@@ -16,7 +17,7 @@ STUDY = "pairs"
 # Views of the case registry (cases.REGISTRY), by case id.
 CASE_NAME = {c.id: c.name for c in REGISTRY.values()}
 CASE_PLACEMENT = {c.id: c.placement for c in REGISTRY.values()}
-CASE_COLOR = figures.CASE_COLOR  # one colour per case in every figure of the report
+CASE_COLOR = case_colours.CASE_COLOR  # one colour per case in every figure of the report
 RESOURCE_ORDER = ("cpu", "memory", "disk", "network", "cpu+memory")
 RESOURCE_TITLE = {
     "cpu": "CPU",
@@ -82,6 +83,13 @@ class PairsData:
         path = st.path(STUDY, "published")
         self.published = published.read(path) if path.exists() else pd.DataFrame(columns=published.COLUMNS)
         self.fidelity = st.table(STUDY, "fidelity", schemas.FIDELITY.numeric)
+        self.case_contrasts = self._declared(schemas.CASE_CONTRASTS, "case_contrasts")
+        self.worst_placements = self._declared(schemas.WORST_PLACEMENTS, "worst_placements")
+
+    def _declared(self, schema, name: str) -> pd.DataFrame:
+        """A table read by its declaration (numbers, flags); empty with its columns when not written."""
+        df = self.doc.stats.table(STUDY, name, schema.numeric, flags=tuple(schema.of(FLAG)))
+        return df if len(df.columns) else pd.DataFrame(columns=schema.columns)
 
     # -- numbering through the document ------------------------------------------------------
     def table(self, columns, rows, caption, **kw) -> Block:

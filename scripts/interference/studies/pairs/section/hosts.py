@@ -5,10 +5,10 @@ hosts.tsv), and the host × case analysis of variance (host_anova.tsv)."""
 
 from __future__ import annotations
 
-from interference.report.blocks import Block, md
-from interference.report.figures import PALETTE
-from interference.report.figures.runtimes import Relative, runtimes_figure
-from interference.report.format import and_list, esc, is_num, num, p_str
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.figures import PALETTE
+from interference.rendering.kit.figures.runtimes import Relative, runtimes_figure
+from interference.rendering.kit.format import and_list, esc, is_num, num, p_str
 from interference.studies.pairs import schemas
 from interference.studies.pairs.section.data import PairsData
 

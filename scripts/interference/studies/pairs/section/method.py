@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.report.format import (
+from interference.rendering.kit.format import (
     and_list,
     esc,
     numi,

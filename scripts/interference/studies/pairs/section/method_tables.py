@@ -9,8 +9,8 @@ import contextlib
 import numpy as np
 
 from interference.core.table_schema import RUN_IDENTITY
-from interference.report.blocks import Block, md
-from interference.report.format import (
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import (
     and_list,
     bytes_h,
     duration,

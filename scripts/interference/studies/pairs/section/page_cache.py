@@ -10,8 +10,8 @@ rewrite's IR over the partners against Case 3b's (the same partners, limited).""
 
 from __future__ import annotations
 
-from interference.report.blocks import Block, md
-from interference.report.format import esc, num, pct
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import esc, num, pct
 from interference.studies.pairs.section.data import CASE_NAME, PairsData
 from interference.studies.pairs.section.method_tables import _memory
 

@@ -3,8 +3,8 @@ high variation, the statistics step's notes, small baselines, and the limits rea
 
 from __future__ import annotations
 
-from interference.report.blocks import Block, md
-from interference.report.format import and_list, esc, num, pct, plural
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import and_list, esc, num, pct, plural
 from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import ALONE_CASES
 from interference.studies.pairs.section.data import CASE_NAME, CV_FLAG, PairsData

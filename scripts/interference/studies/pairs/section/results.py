@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from interference.report.blocks import Block, md
-from interference.report.figures.grouped_bars import Group, Panel
-from interference.report.figures.heatmap import heatmap_figure
-from interference.report.figures.ir import ir_figure
-from interference.report.figures.means import means_figure
-from interference.report.format import esc, is_num, num, pct, plural
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.figures.grouped_bars import Group, Panel
+from interference.rendering.kit.figures.heatmap import heatmap_figure
+from interference.rendering.kit.figures.ir import ir_figure
+from interference.rendering.kit.figures.means import means_figure
+from interference.rendering.kit.format import esc, is_num, num, pct, plural
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.section.data import CASE_COLOR, CASE_NAME, CV_FLAG, RESOURCE_TITLE, PairsData

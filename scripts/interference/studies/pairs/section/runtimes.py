@@ -5,10 +5,10 @@ figure of the relative performance per microservice and metric (results/stats/pa
 from __future__ import annotations
 
 from interference import runtimes
-from interference.report.blocks import Block, md
-from interference.report.figures import PALETTE
-from interference.report.figures.runtimes import Relative, runtimes_figure
-from interference.report.format import and_list, esc, is_num, num, plural
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.figures import PALETTE
+from interference.rendering.kit.figures.runtimes import Relative, runtimes_figure
+from interference.rendering.kit.format import and_list, esc, is_num, num, plural
 from interference.studies.pairs.section.data import PairsData
 
 

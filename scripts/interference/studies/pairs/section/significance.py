@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.report.blocks import Block, md
-from interference.report.format import and_list, cap, esc, is_num, num, p_str, sci
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import and_list, cap, esc, is_num, num, p_str, sci
 from interference.studies.pairs.cases import CONCURRENT_CASES as CONCURRENT
 from interference.studies.pairs.cases import PAPERS_COMPARISONS
 from interference.studies.pairs.section.data import CASE_NAME, ETA_BANDS, PairsData, eta_band

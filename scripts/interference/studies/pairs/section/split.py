@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.report.blocks import Block, md
-from interference.report.format import esc, pct, plural
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import esc, pct, plural
 from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import UNLIMITED, UNLIMITED_CASES
 from interference.studies.pairs.section.data import CASE_NAME, STUDY, PairsData

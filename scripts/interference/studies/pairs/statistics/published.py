@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from interference.core.table_schema import FLAG
-from interference.report.load import read_tsv
+from interference.stores.stats_tables import read_tsv
 from interference.studies.pairs import PUBLISHED_DIR, schemas
 from interference.studies.pairs.cases import CASES
 from interference.studies.pairs.statistics import NUMERIC_COLUMNS

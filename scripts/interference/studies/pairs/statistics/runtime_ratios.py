@@ -20,7 +20,7 @@ from interference.studies.pairs.statistics import (
 RUNTIME_COLUMNS = schemas.RUNTIMES.columns
 RUNTIME_NUMERIC = schemas.RUNTIMES.numeric
 # Bare metal is the reference where it ran; else Docker, else the first runtime by name.
-REFERENCE_ORDER = ("host", "docker")
+REFERENCE_ORDER = ("baremetal", "docker")
 
 
 def reference_runtime(runtimes) -> str:

@@ -21,6 +21,10 @@ from interference.studies.pairs.statistics import (
 )
 from interference.studies.pairs.statistics import interference_ratios as _interference_ratios
 from interference.studies.pairs.statistics.fidelity import fidelity  # noqa: F401
+from interference.studies.pairs.statistics.placement_questions import (  # noqa: F401
+    case_contrasts,
+    worst_placements,
+)
 from interference.studies.pairs.statistics.published import comparison as published  # noqa: F401
 
 

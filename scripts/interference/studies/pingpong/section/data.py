@@ -4,7 +4,7 @@ message size is written, and the services' CPU use (their headroom)."""
 
 from __future__ import annotations
 
-from interference.report.figures import PALETTE
+from interference.rendering.kit.figures import PALETTE
 from interference.studies.pingpong import LAYERS
 
 COLORS = {layer: PALETTE[i] for i, layer in enumerate(LAYERS)}

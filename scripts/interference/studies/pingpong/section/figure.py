@@ -3,8 +3,8 @@ with the ratios the paper states as diamonds."""
 
 from __future__ import annotations
 
-from interference.report.blocks import Block, md
-from interference.report.figures.by_size import Panel, Series, size_panels
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.figures.by_size import Panel, Series, size_panels
 from interference.studies.pingpong import published
 from interference.studies.pingpong.section.data import COLORS
 from interference.studies.pingpong.statistics import BARE_METAL, RATE

@@ -3,8 +3,8 @@ services were the bottleneck (their recorded CPU use) and the cores they shared.
 
 from __future__ import annotations
 
-from interference.report.blocks import Block, md
-from interference.report.format import esc, num, plural
+from interference.rendering.kit.blocks import Block, md
+from interference.rendering.kit.format import esc, num, plural
 from interference.studies.pingpong import LAYERS, fabric
 from interference.studies.pingpong.section.data import HEADROOM, message_size
 

@@ -3,8 +3,8 @@ paper's, Table I's %RSD beside the paper's, and the services' CPU use per test (
 
 from __future__ import annotations
 
-from interference.report.blocks import Block
-from interference.report.format import is_num, num
+from interference.rendering.kit.blocks import Block
+from interference.rendering.kit.format import is_num, num
 from interference.studies.pingpong import published
 from interference.studies.pingpong.section.data import SYMBOL, message_size
 from interference.studies.pingpong.statistics import RATE
