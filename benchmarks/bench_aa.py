@@ -33,6 +33,9 @@ def run_once(config: Path, folder: Path, cores: int) -> pd.DataFrame:
     return pd.read_csv(folder / target, sep="\t")
 
 
+PARTNER = ("paired_partner_ci_low", "paired_partner_ci_high", "paired_partner_ir")
+
+
 def _row(level: str, g: pd.DataFrame, low: str, high: str, estimate: str) -> dict:
     excl = int(((g[low] > 0) | (g[high] < 0)).sum())
     lo, hi = proportion_confint(excl, len(g), alpha=0.05, method="beta") if len(g) else (float("nan"),) * 2
@@ -46,17 +49,13 @@ def summary(t: pd.DataFrame) -> pd.DataFrame:
     """Over the paired cells: the partner's effect alone (partner_*: true value 0 in every case
     when nothing is switched), per case and per interval level; and the IR itself in Case 3b,
     where it is the partner's effect (in Cases 2 and 3a it also holds the limit's, not 0)."""
-    t = t[t["ci_level"].astype(str).str.contains("paired")]
-    if "partner_ci_low" in t:  # tables made before the partner's effect had columns of its own
-        partner = t.dropna(subset=["partner_ci_low", "partner_ci_high"])
-        rows = [_row("partner effect, all", partner, "partner_ci_low", "partner_ci_high", "partner_ir")]
-        rows += [_row(f"partner effect, Case {c}", g, "partner_ci_low", "partner_ci_high", "partner_ir")
-                 for c, g in partner.groupby("case")]  # fmt: skip
-        rows += [_row(f"partner effect, {lv}", g, "partner_ci_low", "partner_ci_high", "partner_ir")
-                 for lv, g in partner.groupby("ci_level")]  # fmt: skip
-    else:
-        rows = []
-    three_b = t[t["case"].astype(str) == "3b"]
+    rows = []
+    if "paired_partner_ci_low" in t:  # tables made before the partner's effect had columns of its own
+        partner = t.dropna(subset=["paired_partner_ci_low", "paired_partner_ci_high"])
+        for name, g in [("all", partner), *((f"Case {c}", g) for c, g in partner.groupby("case")),
+                        *partner.groupby("ci_level")]:  # fmt: skip
+            rows.append(_row(f"partner effect, {name}", g, *PARTNER))
+    three_b = t[t["ci_level"].astype(str).str.contains("paired") & (t["case"].astype(str) == "3b")]
     rows.append(_row("IR, Case 3b", three_b, "ir_ci_low", "ir_ci_high", "ir"))
     return pd.DataFrame(rows)
 

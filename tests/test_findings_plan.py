@@ -93,7 +93,7 @@ def test_merging_unites_lists_keeps_the_configs_keys_and_its_studies_runtimes():
     # No `pairs` in the config: every pair of its microservices, L+S among them.
     assert out["studies"]["pairs"] == {"microservices": ["L", "S"], "iterations": 3, "runtimes": ["docker"]}
     assert out["runtimes"] == ["docker", "baremetal"] and out["studies"]["network"]["runtimes"] == [
-        "host",
+        "baremetal",
         "docker",
     ]
     assert base == {"runtimes": ["docker"], "studies": {"pairs": {"microservices": ["L"], "iterations": 3}}}

@@ -140,9 +140,11 @@ def test_the_paired_ir_is_the_mean_run_log_ratio_with_the_partners_pooled_run_va
         assert r["ir_ci_high"] == pytest.approx(math.exp(np.mean(v) + q * se) - 1)
         assert r["ir_se_baseline"] == 0  # Case 3b: no baseline outside the run
         # In Case 3b the partner's effect alone is the IR.
-        assert (r["partner_ir"], r["partner_ci_low"], r["partner_ci_high"]) == pytest.approx(
-            (r["ir"], r["ir_ci_low"], r["ir_ci_high"])
-        )
+        assert (
+            r["paired_partner_ir"],
+            r["paired_partner_ci_low"],
+            r["paired_partner_ci_high"],
+        ) == pytest.approx((r["ir"], r["ir_ci_low"], r["ir_ci_high"]))
         # The separate Case 1 runs' IR stays beside it (the with iterations against them).
         w = np.concatenate([w for w, _ in RUNS[p]])
         assert r["ir_unpaired"] == pytest.approx(w.mean() / np.mean([10.0, 10.1, 9.9, 10.3]) - 1)
@@ -190,11 +192,14 @@ def test_in_the_unlimited_cases_the_paired_ir_is_the_partner_effect_times_the_li
     assert two["ir_se_baseline"] > 0 and two["df_baseline"] == limit["ci_df"]  # shared by the target's cells
     assert "limit" in two["reason"]
     # The partner's effect alone stands beside it: the runs' log ratios, by hand (2 runs, 1 df).
-    logs = [math.log(np.mean(w) / np.mean(wo)) for w, wo in [([9.0, 9.2], [12.0, 12.2]), ([9.1, 9.3], [12.1, 12.0])]]
+    logs = [
+        math.log(np.mean(w) / np.mean(wo))
+        for w, wo in [([9.0, 9.2], [12.0, 12.2]), ([9.1, 9.3], [12.1, 12.0])]
+    ]
     half = stats.t.ppf(0.975, 1) * np.std(logs, ddof=1) / math.sqrt(2)
-    assert two["partner_ir"] == pytest.approx(math.exp(partner) - 1)
-    assert two["partner_ci_low"] == pytest.approx(math.exp(partner - half) - 1)
-    assert two["partner_ci_high"] == pytest.approx(math.exp(partner + half) - 1)
+    assert two["paired_partner_ir"] == pytest.approx(math.exp(partner) - 1)
+    assert two["paired_partner_ci_low"] == pytest.approx(math.exp(partner - half) - 1)
+    assert two["paired_partner_ci_high"] == pytest.approx(math.exp(partner + half) - 1)
 
 
 # -- by simulation -------------------------------------------------------------------------------

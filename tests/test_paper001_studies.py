@@ -121,12 +121,12 @@ def test_slowdown_is_relative_to_one_bare_metal_instance(tmp_path):
     path = tmp_path / "samples.tsv"
     samples(rows).to_csv(path, sep="\t", index=False)
     s = summary({"samples": path}, 1)
-    assert list(s["instances"]) == [1, 1, 4] and s["mean"].round(3).tolist() == [1.05, 1.0, 2.0]
+    assert list(s["instances"]) == [1, 4, 1] and s["mean"].round(3).tolist() == [1.0, 2.0, 1.05]
     d = slowdown({"samples": path}, 1).set_index(["runtime", "instances"])
-    assert d.loc[("host", 4), "slowdown"] == pytest.approx(2.0)
+    assert d.loc[("baremetal", 4), "slowdown"] == pytest.approx(2.0)
     assert d.loc[("docker", 1), "slowdown"] == pytest.approx(1.05)
-    assert (d["reference"] == "host, N=1").all()
-    assert d.loc[("host", 4), "ci_low"] < 2.0 < d.loc[("host", 4), "ci_high"]
+    assert (d["reference"] == "baremetal, N=1").all()
+    assert d.loc[("baremetal", 4), "ci_low"] < 2.0 < d.loc[("baremetal", 4), "ci_high"]
 
 
 def test_table1_puts_the_published_value_beside_ours(tmp_path):
@@ -225,7 +225,7 @@ def _scaling_stats(tmp_path, docker_factor: float, n: int):
         {"host": "h", "runtime": rt, "instances": k, "repetition": 1, "instance": 1, "iteration": i + 1,
          "metric": "execution_time", "value": 10.0 * k * f * (1 + 0.005 * rng.standard_normal()), "unit": "s",
          "higher_is_better": False, "start": "", "end": "", "status": "ok"}
-        for rt, f in (("host", 1.0), ("docker", docker_factor)) for k in (1, 2) for i in range(n)
+        for rt, f in (("baremetal", 1.0), ("docker", docker_factor)) for k in (1, 2) for i in range(n)
     ]  # fmt: skip
     out = tmp_path / "stats"
     samples = out / "samples.tsv"

@@ -412,11 +412,11 @@ def test_every_section_renders_with_one_group_and_one_runtime(tmp_path, stats):
 def test_two_runtimes_are_reported_side_by_side(rep):
     assert rep.data.many_setups() and rep.runtimes.runtime_names() == ["docker", "baremetal"]
     results = rep.results.results_blocks()
-    assert any(b.kind == "md" and b.content == "##### host on fixturehost" for b in results)
+    assert any(b.kind == "md" and b.content == "##### baremetal on fixturehost" for b in results)
     assert len(rep.results.heatmap_blocks()) == 2
     blocks = rep.runtimes.runtimes_blocks()
     table = next(b.content for b in blocks if "<table" in b.content)
-    assert "Mean on docker" in table and "docker / host" in table
+    assert "Mean on docker" in table and "docker / baremetal" in table
     assert sum("<figure" in b.content for b in blocks) == 1
     for part in [
         rep.significance.anova_blocks,
@@ -426,7 +426,7 @@ def test_two_runtimes_are_reported_side_by_side(rep):
         rep.method.runs_blocks,
     ]:
         text = "".join(b.content for b in part())
-        assert "(docker on fixturehost)" in text and "(host on fixturehost)" in text, part.__name__
+        assert "(docker on fixturehost)" in text and "(baremetal on fixturehost)" in text, part.__name__
 
 
 def test_contention_section_shows_pressure_per_case_and_its_relation_to_performance(rep, stats, tmp_path):

@@ -74,9 +74,9 @@ INTERFERENCE = TableSchema(
     blocks=NUMBER,
     # The partner's effect alone, with and without it inside each run (the IR itself in Case 3b;
     # in the unlimited cases the IR is this times the limit's effect): paired design only.
-    partner_ir=NUMBER,
-    partner_ci_low=NUMBER,
-    partner_ci_high=NUMBER,
+    paired_partner_ir=NUMBER,
+    paired_partner_ci_low=NUMBER,
+    paired_partner_ci_high=NUMBER,
     reason=TEXT,
 )
 # df is a float: statsmodels' degrees of freedom (and k - 1 of a Kruskal-Wallis row).

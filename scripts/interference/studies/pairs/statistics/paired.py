@@ -121,10 +121,10 @@ def paired_row(row: dict, effect: Paired, limit: dict | None, confidence: float)
     out = {"ir_unpaired": row["ir"], "ir_unpaired_ci_low": row["ir_ci_low"],
            "ir_unpaired_ci_high": row["ir_ci_high"], "blocks": effect.blocks}  # fmt: skip
     g, se_own, df_own = effect.log_ratio, effect.se, effect.df
-    out["partner_ir"] = ratio_to_ir(math.exp(g), h)
+    out["paired_partner_ir"] = ratio_to_ir(math.exp(g), h)
     if math.isfinite(se_own):
         t_own = stats.t.ppf(0.5 + confidence / 2, df_own)
-        out["partner_ci_low"], out["partner_ci_high"] = sorted(
+        out["paired_partner_ci_low"], out["paired_partner_ci_high"] = sorted(
             ratio_to_ir(math.exp(g + s * t_own * se_own), h) for s in (-1, 1)
         )
     se_base, df_base, notes = 0.0, math.nan, []
