@@ -30,7 +30,7 @@ TINY = {
     },
 }
 NETWORK_RUNS = {
-    "host": ["to-host/host"],
+    "baremetal": ["to-host/host"],
     "docker": [f"{d}/{m}" for d in ("to-host", "from-host") for m in ("host", "bridge", "ovs")],
     "lxc": [f"{d}/{m}" for d in ("to-host", "from-host") for m in ("host", "bridge", "ovs")],
     "vm": [f"{d}/{m}" for d in ("to-host", "from-host") for m in ("bridge", "ovs")],
@@ -60,7 +60,7 @@ def test_every_instance_ran_without_limits(workdir):
 def test_slowdown_is_relative_to_one_bare_metal_instance(workdir):
     d = pd.read_csv(workdir / "results/stats/scaling/slowdown.tsv", sep="\t")
     assert set(d["runtime"]) == set(TINY["runtimes"]) and set(d["instances"]) == {1, 2}
-    assert (d["reference"] == "host, N=1").all()
+    assert (d["reference"] == "baremetal, N=1").all()
     ref = d[(d["runtime"] == "baremetal") & (d["instances"] == 1)].iloc[0]
     assert ref["slowdown"] == pytest.approx(1.0)
     assert (d["slowdown"] > 0).all() and d["ci_low"].notna().all()

@@ -20,7 +20,7 @@ TINY = {
     "studies": {"pingpong": {"message_sizes": [10, 100000], "duration_s": 1, "iterations": 2}},
 }
 RUNS = {
-    "host": ["loopback", "reference"],
+    "baremetal": ["loopback", "reference"],
     "docker": ["container", "overlay", "overlay-userspace", "encrypted"],
 }
 

@@ -200,7 +200,7 @@ def test_report_opens_cleanly_in_chromium(rendered):
         "stand-in for the papers' tool",
         "read back exactly the cgroup limits requested",
         "Case 1 baselines per runtime",
-        "docker / host",
+        "docker / baremetal",
     ]:
         assert phrase in text, phrase
     assert page["width"] <= 1280, "the page scrolls sideways"

@@ -29,9 +29,9 @@ def fake_results(results: Path, host: str) -> None:
     """Two finished runs of `host` as its runner leaves them (meta.json with its settings, raw files)."""
     cfg = validate(config(host))
     for layer in ("loopback", "reference"):
-        run = results / "raw" / host / "host" / "pingpong" / layer / "rep1"
+        run = results / "raw" / host / "baremetal" / "pingpong" / layer / "rep1"
         (run / "tests").mkdir(parents=True)
-        settings = expected_settings(cfg, "pingpong", "host", layer, 1) | {"host": host}
+        settings = expected_settings(cfg, "pingpong", "baremetal", layer, 1) | {"host": host}
         (run / "meta.json").write_text(json.dumps({"settings": settings, "tests": []}))
         (run / "tests" / "i0001-m10.out").write_text(f"ab output of {layer}\n")
 
@@ -53,7 +53,7 @@ def test_an_export_is_imported_once_with_its_manifest(tmp_path, exported):
     record = import_results(exported, results, config("fog"))
     assert sorted(r["key"] for r in record["runs"]) == ["loopback", "reference"]
     assert (
-        results / "raw/edge/host/pingpong/reference/rep1/tests/i0001-m10.out"
+        results / "raw/edge/baremetal/pingpong/reference/rep1/tests/i0001-m10.out"
     ).read_text() == "ab output of reference\n"
     assert not (results / "raw/edge/MANIFEST.json").exists()
     manifest = json.loads((results / "imported/edge.manifest.json").read_text())
@@ -70,10 +70,10 @@ def changed_nothing(results: Path) -> bool:
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (lambda root: (root / "host/pingpong/reference/rep1/tests/i0001-m10.out").write_text("edited\n"),
-         "corrupt import of edge: host/pingpong/reference/rep1/tests/i0001-m10.out"),
-        (lambda root: (root / "host/pingpong/loopback/rep1/meta.json").unlink(), "partial import of edge: 1 listed"),
-        (lambda root: (root / "host/stray.txt").write_text("x"), "1 files not in its manifest"),
+        (lambda root: (root / "baremetal/pingpong/reference/rep1/tests/i0001-m10.out").write_text("edited\n"),
+         "corrupt import of edge: baremetal/pingpong/reference/rep1/tests/i0001-m10.out"),
+        (lambda root: (root / "baremetal/pingpong/loopback/rep1/meta.json").unlink(), "partial import of edge: 1 listed"),
+        (lambda root: (root / "baremetal/stray.txt").write_text("x"), "1 files not in its manifest"),
         (lambda root: (root / "MANIFEST.json").write_text("{"), "no readable MANIFEST.json"),
     ],
 )  # fmt: skip
@@ -110,7 +110,7 @@ def test_another_definition_of_the_study_is_refused(tmp_path, exported):
         TransferError, match=r"a different definition of study pingpong \(duration_s: ran 1, this config 2\)"
     ):
         import_results(exported, results, config("fog", duration_s=2))
-    with pytest.raises(TransferError, match="this config has no run pingpong host loopback"):
+    with pytest.raises(TransferError, match="this config has no run pingpong baremetal loopback"):
         import_results(exported, results, config("fog", layers=["reference"]))
     with pytest.raises(TransferError, match="this config's own host"):
         import_results(exported, results, config("edge"))
@@ -141,7 +141,7 @@ def test_two_hosts_in_one_report(tmp_path):
          str(fog / "tiny.yaml")], capture_output=True, text=True,
     )  # fmt: skip
     assert (
-        "rule run:" not in dry.stdout and "results/parsed/edge/host/pingpong/loopback/rep1.tsv" in dry.stdout
+        "rule run:" not in dry.stdout and "results/parsed/edge/baremetal/pingpong/loopback/rep1.tsv" in dry.stdout
     )
     run_report(fog, tiny | {"host": "fog"})
     s = pd.read_csv(fog / "results/stats/pingpong/summary.tsv", sep="\t")
