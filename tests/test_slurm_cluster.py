@@ -246,9 +246,11 @@ def test_the_network_study_across_two_hosts_serves_from_the_remote_nodes_bare_me
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     metas = sorted(work.glob("results/raw/fog/*/network/NS/to-remote/*/rep1/meta.json"))
     # Docker's bridge (NAT) and an OVS switch (routed by this machine) both reach the other node.
-    assert [m.parts[-7] + "/" + m.parts[-3] for m in metas] == ["baremetal/host", "docker/bridge", "docker/ovs"], (
-        metas
-    )
+    assert [m.parts[-7] + "/" + m.parts[-3] for m in metas] == [
+        "baremetal/host",
+        "docker/bridge",
+        "docker/ovs",
+    ], metas
     for m in metas:
         meta = json.loads(m.read_text())
         assert meta["n_failed"] == 0 and meta["server_address"] == edge.address(), meta

@@ -141,7 +141,8 @@ def test_two_hosts_in_one_report(tmp_path):
          str(fog / "tiny.yaml")], capture_output=True, text=True,
     )  # fmt: skip
     assert (
-        "rule run:" not in dry.stdout and "results/parsed/edge/baremetal/pingpong/loopback/rep1.tsv" in dry.stdout
+        "rule run:" not in dry.stdout
+        and "results/parsed/edge/baremetal/pingpong/loopback/rep1.tsv" in dry.stdout
     )
     run_report(fog, tiny | {"host": "fog"})
     s = pd.read_csv(fog / "results/stats/pingpong/summary.tsv", sep="\t")
