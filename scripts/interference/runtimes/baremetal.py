@@ -74,10 +74,8 @@ class BareMetalRuntime(rootfs.ExportedTreeImages, LocalProcessRuntime):
         missing += [f"write access to {p}" for p in writable if not os.access(p, os.W_OK)]
         if missing:
             raise RuntimeUnavailable(
-                "The bare-metal runtime (baremetal) needs "
-                + ", ".join(missing)
-                + ". Run as root on a machine "
-                "whose cgroup file system is mounted read-write, or leave `baremetal` out of the config's runtimes."
+                f"The bare-metal runtime (baremetal) needs {', '.join(missing)}. Run as root on a machine whose "
+                "cgroup file system is mounted read-write, or leave `baremetal` out of the config's runtimes."
             )
 
     def describe(self) -> dict:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from interference.core.runtime_names import renamed, renamed_config
+from interference.core.runtime_names import RENAMED, renamed_config
 from interference.stats.descriptive import prepare, valid
 from interference.stats.regression_check import COLUMNS as REGRESSION_COLUMNS
 from interference.stats.regression_check import regression_rows
@@ -159,7 +159,7 @@ def _read(path: Path) -> pd.DataFrame:
     """A samples table, today's or a saved session's (read with today's runtime names)."""
     df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
     if "runtime" in df:
-        df["runtime"] = df["runtime"].map(renamed)
+        df["runtime"] = df["runtime"].replace(RENAMED)
     return df
 
 

@@ -8,10 +8,13 @@ it now, runs again and writes the new name into the samples."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import shutil
 from pathlib import Path
+
+from interference.stores.durations import LEDGER_COLUMNS
 
 # The folders of a results tree whose second level is the runtime: results/<tree>/<host>/<runtime>/.
 TREES = ("raw", "parsed", "logs/run", "logs/parse", "images", "logs/images")
@@ -40,7 +43,7 @@ def _write(path: Path, text: str) -> None:
     os.replace(part, path)
 
 
-def _rename_in_json(path: Path, keys: tuple[str, ...], old: str, new: str) -> bool:
+def _rename_in_json(path: Path, keys: tuple[str, ...], old: str, new: str, indent: int) -> bool:
     record = json.loads(path.read_text())
     holder = record
     for key in keys[:-1]:
@@ -48,30 +51,24 @@ def _rename_in_json(path: Path, keys: tuple[str, ...], old: str, new: str) -> bo
     if not isinstance(holder, dict) or holder.get(keys[-1]) != old:
         return False
     holder[keys[-1]] = new
-    _write(path, json.dumps(record, indent=1) + "\n")  # as the runner writes it
+    _write(path, json.dumps(record, indent=indent) + "\n")  # indented as its writer does
     return True
 
 
 def _rename_in_ledger(path: Path, old: str, new: str) -> bool:
     with path.open(newline="") as f:
-        rows = list(csv.reader(f, delimiter="\t"))
-    if not rows or "runtime" not in rows[0]:
-        return False
-    at, settings_at = rows[0].index("runtime"), rows[0].index("settings") if "settings" in rows[0] else None
-    changed = False
-    for row in rows[1:]:
-        if len(row) > at and row[at] == old:
-            row[at], changed = new, True
-            if settings_at is not None:
-                settings = json.loads(row[settings_at])
-                settings["runtime"] = new
-                row[settings_at] = json.dumps(settings, sort_keys=True)
-    if changed:
-        part = path.with_name(f"{path.name}.{os.getpid()}.part")
-        with part.open("w", newline="") as f:
-            csv.writer(f, delimiter="\t", lineterminator="\n").writerows(rows)
-        os.replace(part, path)
-    return changed
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    moved = [r for r in rows if r.get("runtime") == old]
+    for r in moved:
+        r["runtime"] = new
+        r["settings"] = json.dumps({**json.loads(r["settings"]), "runtime": new}, sort_keys=True)
+    if moved:
+        out = io.StringIO()
+        w = csv.DictWriter(out, LEDGER_COLUMNS, delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+        _write(path, out.getvalue())
+    return bool(moved)
 
 
 def migrate(results: Path, renamed: dict[str, str]) -> list[str]:
@@ -85,9 +82,9 @@ def migrate(results: Path, renamed: dict[str, str]) -> list[str]:
                     _move(host_dir / old, host_dir / new)
                     done.append(f"{host_dir / old} -> {host_dir / new}")
         records = [p for p in sorted((results / "images").glob(f"*/{new}/*.json"))
-                   if _rename_in_json(p, ("runtime",), old, new)]  # fmt: skip
+                   if _rename_in_json(p, ("runtime",), old, new, indent=2)]  # fmt: skip
         metas = [p for p in sorted((results / "raw").glob(f"*/{new}/**/meta.json"))
-                 if _rename_in_json(p, ("settings", "runtime"), old, new)]  # fmt: skip
+                 if _rename_in_json(p, ("settings", "runtime"), old, new, indent=1)]  # fmt: skip
         ledgers = [p for p in sorted((results / "durations").glob("*.tsv")) if _rename_in_ledger(p, old, new)]
         if records or metas or ledgers:
             done.append(
