@@ -191,3 +191,38 @@ def test_check_compares_the_recommended_and_the_worst_measured_placement_and_the
     assert (stats / "placement/advice-check-L+S.tsv").read_text().count("\n") == 1  # the header only
     ((name, table),) = Validation(Document(stats)).advice_checks()
     assert "The advice for L, S could not be checked" in advice_check_text(table, name)
+
+
+def test_validate_the_cpu_share_model_from_a_quota_sweep_against_a_replicate(stats, capsys):
+    # L: 2 threads, demand 2 cores; S: 1 thread, demand 1. A speed curve each (1u = 1 at 2 cores).
+    rows = []
+    for ms, metric, demand, threads, case1, points in (
+        ("L", "gflops", 2.0, 2, 0.5, {0.5: 0.25, 1: 0.5, 1.5: 0.75}),
+        ("S", "copy", 1.0, 1, 1.0, {0.5: 0.5, 1: 1.0, 1.5: 1.0}),
+    ):
+        common = dict(microservice=ms, metric=metric, cpu_cores=demand, threads=threads, runs=1,
+                      ci_level="iterations", reason="")  # fmt: skip
+        rows.append(common | dict(case="1u", cores=2, speed=1.0, ci_low=1.0, ci_high=1.0))
+        rows.append(common | dict(case="1", cores=None, speed=case1, ci_low=case1, ci_high=case1))
+        rows += [common | dict(case="1q", cores=c, speed=v, ci_low=v, ci_high=v) for c, v in points.items()]
+    profiles = stats.parent / "sweep"
+    write(profiles, "profiling/cpu_speed.tsv", rows)
+    again = stats.parent / "again"
+    measured = pd.read_csv(stats / "pairs/interference.tsv", sep="\t").assign(higher_is_better=True)
+    write(stats, "pairs/interference.tsv", measured.to_dict("records"))
+    write(again, "pairs/interference.tsv", measured.assign(ir=[-0.01, 0.0]).to_dict("records"))
+    args = ["validate", "--model", "cpu-shares", "--stats", str(stats), "--host", "h", "--cores", "2"]
+    assert placement.main(args + ["--profiles", str(profiles), "--replicate", str(again)]) == 0
+    rows = pd.read_csv(stats / "placement/validation-cpu-shares.tsv", sep="\t").set_index("target")
+    # 3a on 2 cores: a container a core; L held to 1 core (speed 0.5, as its Case 1: IR 0), S has all
+    # it wants (speed 1 against Case 1's 1: IR 0).
+    assert rows.ir_predicted.tolist() == pytest.approx([0.0, 0.0])
+    summary = pd.read_csv(stats / "placement/validation_summary-cpu-shares.tsv", sep="\t")
+    at = summary[summary.scope == "all"].set_index(["predictor", "measure"]).value
+    assert at["cpu_shares", "mae_pp"] == pytest.approx((7 + 1) / 2)
+    assert at["replicate", "mae_pp"] == pytest.approx((6 + 1) / 2)
+    assert at["cpu_shares", "mae_ratio_vs_replicate"] == pytest.approx(4 / 3.5)
+    assert (stats / "placement/validation-cpu-shares.png").exists()
+    # Without a sweep: named, before anything is read.
+    assert placement.main(["validate", "--model", "cpu-shares", "--stats", str(stats), "--host", "h"]) == 2
+    assert "cpu_speed.tsv is missing: run the quota sweep first" in capsys.readouterr().err

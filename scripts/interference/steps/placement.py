@@ -2,6 +2,7 @@
 
   python -m interference.steps.placement advise --services L S NR --cores 2 --memory 4g
   python -m interference.steps.placement validate [--replicate OTHER/results/stats]
+  python -m interference.steps.placement validate --model cpu-shares [--profiles DIR] [--replicate ...]
   python -m interference.steps.placement check --services L S NS --cores 2 --memory 4g
 
 `advise` ranks every placement of the services on a host of CORES cores and MEMORY memory by
@@ -13,7 +14,9 @@ and compares them with the pair study's interference.tsv:
 validation.tsv, validation_summary.tsv, failures.tsv and validation.png (predicted against
 measured, both intervals) in results/stats/placement/. `check` advises, then compares the
 recommended and the worst-ranked of the measured placements run by run (advice_check.py:
-results/stats/placement/advice-check-<services>.tsv). All read
+results/stats/placement/advice-check-<services>.tsv). `--model cpu-shares` validates the CPU-share
+model (studies/profiling/cpu_shares.py, from the quota sweep's cpu_speed.tsv under --profiles,
+default --stats) instead of the bubble model, into validation-cpu-shares*.tsv. All read
 the tables of one host and runtime (default: this host, docker); a missing table is named."""
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from interference.core.microservices import registry
-from interference.studies.profiling import advice_check
+from interference.studies.profiling import advice_check, cpu_shares
 from interference.studies.profiling.advise import advise, placements
 from interference.studies.profiling.predict import predict_units
 from interference.studies.profiling.profiles import Profiles
@@ -145,8 +148,23 @@ def run_advise(args) -> int:
     return 0
 
 
+def cpu_curves_of(stats: Path, host: str, runtime: str) -> dict:
+    path = stats / "profiling" / "cpu_speed.tsv"
+    if not path.exists():
+        raise PlacementError(f"{path} is missing: run the quota sweep first (config/cpu-shares.yaml)")
+    text = {"host": str, "runtime": str, "microservice": str, "metric": str, "case": str}
+    table = one_host(pd.read_csv(path, sep="\t", dtype=text), host, runtime, path)
+    if table.empty or not (table["case"] == "1q").any():
+        raise PlacementError(f"{path} has no quota sweep (studies.profiling.quotas)")
+    return cpu_shares.curves(table)
+
+
 def run_validate(args) -> int:
-    profiles = profiles_of(args.stats, args.host, args.runtime)
+    profiles_dir = args.profiles or args.stats
+    if args.model == "cpu-shares":
+        curves = cpu_curves_of(profiles_dir, args.host, args.runtime)
+    else:
+        profiles = profiles_of(profiles_dir, args.host, args.runtime)
     measured = measured_of(args.stats, args.host, args.runtime)
     if measured is None:
         raise PlacementError(
@@ -154,8 +172,11 @@ def run_validate(args) -> int:
         )
     # Exactly the measured units (pairs, triples, Case 2-3a), each from the profiles alone.
     units = concurrent_rows(measured)
-    predicted = predict_units(profiles, units)
-    first = predict_units(profiles, units, rule="product")  # the first model, scored beside it
+    if args.model == "cpu-shares":
+        predicted, first, suffix = cpu_shares.predict_units(curves, units, args.cores), None, "-cpu-shares"
+    else:
+        predicted, suffix = predict_units(profiles, units), ""
+        first = predict_units(profiles, units, rule="product")  # the first model, scored beside it
     replicate = None
     if args.replicate:  # the same pairs measured again, in another session of this host
         replicate = measured_of(args.replicate, args.host, args.runtime)
@@ -163,13 +184,14 @@ def run_validate(args) -> int:
             raise PlacementError(
                 f"{args.replicate / 'pairs' / 'interference.tsv'} has no measured pairs of this host"
             )
-    rows, summary, failed = validate(predicted, measured, first=first, replicate=replicate)
+    name = args.model.replace("-", "_")
+    rows, summary, failed = validate(predicted, measured, first=first, replicate=replicate, name=name)
     out = args.stats / "placement"
     out.mkdir(parents=True, exist_ok=True)
-    for name, table in (("validation", rows), ("validation_summary", summary), ("failures", failed)):
-        table.to_csv(out / f"{name}.tsv", sep="\t", index=False)
+    for base, table in (("validation", rows), ("validation_summary", summary), ("failures", failed)):
+        table.to_csv(out / f"{base}{suffix}.tsv", sep="\t", index=False)
     # Always written (the pipeline's rule declares it): with nothing predicted, a figure that says so.
-    figure(rows).savefig(out / "validation.png", dpi=130, bbox_inches="tight", facecolor="white")
+    figure(rows).savefig(out / f"validation{suffix}.png", dpi=130, bbox_inches="tight", facecolor="white")
     print(summary.to_string(index=False, na_rep="–"))
     print(f"{len(failed)} measured IRs outside their prediction interval; written: {out}/")
     return 0
@@ -187,6 +209,13 @@ def main(argv=None) -> int:
         help="validate: another session's results/stats with the same pairs measured again (scored as "
         "the floor: the measurement predicting itself)",
     )
+    ap.add_argument(
+        "--model",
+        choices=["profile", "cpu-shares"],
+        default="profile",
+        help="validate: the bubble model (profile) or the CPU-share model (cpu_shares.py, the quota sweep)",
+    )
+    ap.add_argument("--profiles", type=Path, help="validate: the profiles' results/stats (default: --stats)")
     ap.add_argument("--services", nargs="+", default=[])
     ap.add_argument(
         "--samples",

@@ -3,7 +3,8 @@ each shared resource, so that pairs never measured can be predicted (predict.py)
 checked on the pair study's measured pairs (validate.py) and placements advised (advise.py).
 
   run keys  plan.py (e.g. 1u/L/alone, 2/L/cpu-0.5, 3a/Q/memory+S)   runner  execute.py
-  parser    parse.py     tables  statistics.py (sensitivity, limit_effect, summary), pressure.py"""
+  parser    parse.py     tables  statistics.py (sensitivity, limit_effect, summary), pressure.py,
+                                 cpu_speed.py (the quota sweep: the CPU-share model's profile)"""
 
 from __future__ import annotations
 
@@ -53,6 +54,12 @@ SENSITIVITY = TableSchema(
 LIMIT_EFFECT = TableSchema(
     _WHERE, TableSchema(metric=TEXT, effect=NUMBER), _CI, TableSchema(ci_level=TEXT, reason=TEXT)
 )
+CPU_SPEED = TableSchema(
+    _WHERE,
+    TableSchema(metric=TEXT, case=TEXT, cores=NUMBER, speed=NUMBER),
+    _CI,
+    TableSchema(cpu_cores=NUMBER, threads=INTEGER, runs=INTEGER, ci_level=TEXT, reason=TEXT),
+)
 PRESSURE = TableSchema(
     _WHERE,
     TableSchema(placement=TEXT, resource=TEXT, pressure=NUMBER),
@@ -67,15 +74,16 @@ class ProfilingStudy(Study):
     report_section = Path(__file__).parent / "section.qmd"
     run_key = KeyFormat(
         "{case}/{target}/{beside}",
-        case="1u|1|2|3a|3b",
+        case="1u|1q|1|2|3a|3b",
         target=ID,
-        beside=f"alone|(?:{RESOURCE})(?:-{NUMBER_RE}|\\+{ID})?",
+        beside=f"alone|{plan.QUOTA}-{NUMBER_RE}|(?:{RESOURCE})(?:-{NUMBER_RE}|\\+{ID})?",
     )
     tables = {
         "summary": Table("statistics:summary", schema=SUMMARY),
         "sensitivity": Table("statistics:sensitivity", schema=SENSITIVITY),
         "limit_effect": Table("statistics:limit_effect", schema=LIMIT_EFFECT),
         "pressure": Table("pressure:pressure", schema=PRESSURE),
+        "cpu_speed": Table("cpu_speed:cpu_speed", schema=CPU_SPEED),
     }
     schema = {
         "type": "object",
@@ -90,7 +98,7 @@ class ProfilingStudy(Study):
             },
             "resources": {
                 "type": "array",
-                "minItems": 1,
+                "minItems": 0,
                 "uniqueItems": True,
                 "items": {"enum": list(plan.RESOURCES)},
                 "default": list(plan.RESOURCES),
@@ -113,12 +121,21 @@ class ProfilingStudy(Study):
             },
             "placements": {
                 "type": "array",
-                "minItems": 1,
+                "minItems": 0,
                 "uniqueItems": True,
                 "items": {"enum": list(plan.PLACEMENTS)},
                 "default": list(plan.DEFAULT_PLACEMENTS),
                 "description": "2: one container; 3a: two unlimited; 3b: two limited to disjoint cores "
-                "(the pair study's Case 3b: its pressures measured with the partner limited)",
+                "(the pair study's Case 3b: its pressures measured with the partner limited); none: no "
+                "bubble, no probe",
+            },
+            "quotas": {
+                "type": "array",
+                "uniqueItems": True,
+                "items": {"type": "number", "exclusiveMinimum": 0},
+                "default": [],
+                "description": "CPU quotas (cores) each microservice runs alone under, every core allowed: "
+                "its speed at a CPU share (cpu_speed.tsv, the CPU-share model)",
             },
             "iterations": {
                 **WHOLE_SECONDS,
@@ -194,6 +211,11 @@ class ProfilingStudy(Study):
                     "key studies.profiling.placements has 3b, whose containers have cores of their own: "
                     "it has no cpu bubble, and studies.profiling.resources names no other resource"
                 )
+        if cfg["quotas"] and max(cfg["quotas"]) > cores:
+            raise StudyConfigError(
+                f"key studies.profiling.quotas has {max(cfg['quotas']):g} cores, but this host has {cores}: "
+                "a quota above them limits nothing"
+            )
         if "cpu" in cfg["resources"] and max(cfg["intensities"]["cpu"]) > cores:
             raise StudyConfigError(
                 f"key studies.profiling.intensities.cpu has {max(cfg['intensities']['cpu']):g} cores, "
@@ -208,6 +230,8 @@ class ProfilingStudy(Study):
         }
         if any(microservices()[m].server for m in cfg["microservices"]):
             out.add("networks")
+        if cfg["quotas"]:
+            out.add("limit:cpus")
         return out
 
     def key_of(self, run: ProfilingRun) -> str:
@@ -240,6 +264,8 @@ class ProfilingStudy(Study):
             sizes[PROBE] = {"resource": run.resource, **{k: probe[k] for k in plan.PROBE_SIZES[run.resource]}}
         if run.alone:
             out["iterations"] = cfg["iterations"]
+            if run.quota is not None:
+                out["quota"] = run.quota
             if run.case == "1":
                 out["limits"] = copy.deepcopy(cfg["limits"])
         else:

@@ -28,7 +28,7 @@ from interference.core.loop import (
 )
 from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec
-from interference.studies.profiling.plan import ALONE_CASES, BUBBLE, ProfilingRun, containers
+from interference.studies.profiling.plan import ALONE_CASES, BUBBLE, QUOTA_CASE, ProfilingRun, containers
 
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
 
@@ -128,6 +128,8 @@ class ProfilingRunner:
 
     def run_alone(self) -> None:
         limits = limits_of(self.s["limits"]) if self.s["case"] == "1" else {}
+        if self.s["case"] == QUOTA_CASE:  # a CFS quota only: every core allowed, memory unlimited
+            limits = {"cpus": float(self.s["quota"])}
         for it in range(1, self.s["iterations"] + 1):
             name = self.ctx.name(f"{it:04d}")
             cmd = self.loop(self.target, it, time.time(), "count", 1)
@@ -156,7 +158,9 @@ class ProfilingRunner:
 
     def run_key(self) -> ProfilingRun:
         s = self.s
-        return ProfilingRun(s["case"], self.target, s.get("resource"), s.get("intensity"), s.get("partner"))
+        return ProfilingRun(
+            s["case"], self.target, s.get("resource"), s.get("intensity"), s.get("partner"), s.get("quota")
+        )
 
     def results(self) -> dict:
         timeout_s = self.s["iteration_timeout_s"]
@@ -192,7 +196,7 @@ class ProfilingRunner:
 def execute(ctx) -> dict:
     run = ProfilingRunner(ctx)
     run.start_servers()
-    if ctx.settings["case"] in ALONE_CASES:
+    if ctx.settings["case"] in (*ALONE_CASES, QUOTA_CASE):
         run.run_alone()
     else:
         run.run_beside()

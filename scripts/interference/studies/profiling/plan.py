@@ -9,7 +9,9 @@ the images each uses, and the model of a run's wall time.
   1/Q/memory              the probe alone and limited, measuring memory (its baseline in 3b)
   1u/Q/cpu                the probe alone, measuring cpu (its baseline)
   3a/Q/cpu-2              the probe beside a bubble of 2 cores (its own sensitivity curve)
-  2/Q/memory+S            the probe measuring memory beside S (S's pressure)"""
+  2/Q/memory+S            the probe measuring memory beside S (S's pressure)
+  1q/L/quota-0.5          L alone under a CPU quota of 0.5 cores, every core allowed (its speed
+                          at a CPU share: cpu_shares.py)"""
 
 from __future__ import annotations
 
@@ -26,6 +28,11 @@ DEFAULT_PLACEMENTS = ("2", "3a")
 # baseline is the member alone and limited (Case 1), and a cpu bubble on other cores is no bubble.
 LIMITED_PLACEMENTS = ("3b",)
 ALONE_CASES = ("1", "1u")
+# A microservice alone, unlimited but for a CFS quota of some cores: every core stays allowed,
+# so it starts as many threads as in an unlimited pair (one per core for L and S) and the quota
+# gives it the share of CPU time a partner would leave it.
+QUOTA_CASE = "1q"
+QUOTA = "quota"
 ALONE = "alone"
 # The probe's sizes that change a run on each resource (the others do not enter its settings).
 PROBE_SIZES = {
@@ -72,17 +79,20 @@ class ProfilingRun:
     resource: str | None = None
     intensity: float | None = None
     partner: str | None = None
+    quota: float | None = None
 
     @property
     def alone(self) -> bool:
-        return self.case in ALONE_CASES
+        return self.case in ALONE_CASES or self.case == QUOTA_CASE
 
     @property
     def beside_bubble(self) -> bool:
         return self.intensity is not None
 
     def key_fields(self) -> dict:
-        if self.beside_bubble:
+        if self.quota is not None:
+            beside = f"{QUOTA}-{intensity_text(self.quota)}"
+        elif self.beside_bubble:
             beside = f"{self.resource}-{intensity_text(self.intensity)}"
         elif self.partner:
             beside = f"{self.resource}+{self.partner}"
@@ -95,6 +105,8 @@ class ProfilingRun:
         beside = f["beside"]
         if beside == ALONE:
             return cls(f["case"], f["target"])
+        if beside.startswith(f"{QUOTA}-"):
+            return cls(f["case"], f["target"], quota=float(beside.split("-", 1)[1]))
         if "+" in beside:
             resource, partner = beside.split("+")
             return cls(f["case"], f["target"], resource, partner=partner)
@@ -109,6 +121,7 @@ def runs(cfg: dict) -> list[ProfilingRun]:
     each bubble, and the probe alone, beside each bubble and beside each microservice."""
     mss, resources = cfg["microservices"], cfg["resources"]
     out = [ProfilingRun(case, ms) for ms in mss for case in ALONE_CASES]
+    out += [ProfilingRun(QUOTA_CASE, ms, quota=float(q)) for ms in mss for q in cfg.get("quotas", [])]
     # The probe alone as each placement's curves and pressures need it (baseline_case), per resource.
     needed = {(baseline_case(p), r) for p in cfg["placements"] for r in resources_in(p, resources)}
     out += [ProfilingRun(case, PROBE, r) for case in ("1u", "1") for r in resources if (case, r) in needed]
@@ -151,8 +164,9 @@ def run_seconds(settings: dict) -> float | None:
         return None
     waits = [ms[m].server.get("ready_after_s", 1.0) for m in members if ms[m].server]
     servers = SERVER_S * len(waits) + max(waits, default=0.0)
-    if settings["case"] in ALONE_CASES:
-        t = times[settings["target"]]
+    if settings["case"] in ALONE_CASES or settings["case"] == QUOTA_CASE:
+        # Under a quota below one core a one-thread iteration takes 1/quota times as long.
+        t = times[settings["target"]] / min(1.0, settings.get("quota", 1.0))
         return RUN_SETUP_S + servers + settings["iterations"] * (t + CONTAINER_PER_ITERATION_S)
     # The window, then the iteration under way at its end (half the slowest on average) or the
     # bubble's margin, whichever is later.
@@ -163,7 +177,7 @@ def run_seconds(settings: dict) -> float | None:
 def fixed_seconds(settings: dict) -> float:
     """The part of a run's time that is wall-clock on any host: the start file's second, the
     window and the bubble's margin past it (the estimate scales only the rest to a host)."""
-    if settings["case"] in ALONE_CASES:
+    if settings["case"] in ALONE_CASES or settings["case"] == QUOTA_CASE:
         return 0.0
     margin = BUBBLE_MARGIN_S if BUBBLE in settings["sizes"] else 0.0
     return START_FILE_S + settings["window_s"] + margin

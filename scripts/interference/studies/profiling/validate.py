@@ -178,9 +178,11 @@ def unit_bootstrap(statistic, n_units: int, seed: int, key: tuple, n_resamples: 
     return low, high, f"bootstrap_units_{method}_{n_resamples}" if method else ""
 
 
-def summary(rows: pd.DataFrame, seed: int = SEED, n_resamples: int = N_RESAMPLES) -> pd.DataFrame:
+def summary(
+    rows: pd.DataFrame, seed: int = SEED, n_resamples: int = N_RESAMPLES, name: str = "profile"
+) -> pd.DataFrame:
     """The summary table (SUMMARY_COLUMNS), over all cases, per case, and over the triples' rows
-    (a partner naming two others) where there are any."""
+    (a partner naming two others) where there are any; `name`: the predictor's (ir_predicted)."""
     needed = ["ir_measured", "ir_predicted", "ir_case_mean_loo"]
     # Every predictor on the same rows (those given: the first model, the replicate).
     needed += [c for c in ("ir_product", "ir_replicate") if rows[c].notna().any()]
@@ -188,11 +190,11 @@ def summary(rows: pd.DataFrame, seed: int = SEED, n_resamples: int = N_RESAMPLES
     scopes = [("all", scored), *((f"case {c}", g) for c, g in scored.groupby("case"))]
     triples = scored[scored.partner.astype(str).str.contains(OF_A_TRIPLE)]
     scopes += [("triples", triples)] if len(triples) else []
-    out = [row for scope, part in scopes for row in _scope_rows(scope, part, seed, n_resamples)]
+    out = [row for scope, part in scopes for row in _scope_rows(scope, part, seed, n_resamples, name)]
     return pd.DataFrame(out, columns=SUMMARY_COLUMNS)
 
 
-def _scope_rows(scope: str, part: pd.DataFrame, seed: int, n_resamples: int) -> list[dict]:
+def _scope_rows(scope: str, part: pd.DataFrame, seed: int, n_resamples: int, name: str) -> list[dict]:
     units = part.groupby(UNIT, sort=True).ngroup().to_numpy()
     n_units = int(units.max()) + 1 if len(units) else 0
     m, ours = part.ir_measured.to_numpy(float), part.ir_predicted.to_numpy(float)
@@ -203,16 +205,23 @@ def _scope_rows(scope: str, part: pd.DataFrame, seed: int, n_resamples: int) -> 
     def gain(p):  # the predictor's MAE minus a naive one's, on the same resample
         return lambda counts: mae_pp(m, ours, counts[units]) - mae_pp(m, p, counts[units])
 
+    def ratio(p):  # the predictor's MAE over the replicate's: 1 = as good as measuring again
+        return lambda counts: mae_pp(m, ours, counts[units]) / mae_pp(m, p, counts[units])
+
     out = []
-    for name, column in PREDICTORS.items():
+    for predictor, column in PREDICTORS.items():
         p = part[column].to_numpy(float)
         if np.isnan(p).all():
             continue  # a predictor not given (the first model, when not asked for)
+        label = name if predictor == "profile" else predictor
         for measure in MEASURES:
-            out.append(_row(scope, name, measure, score(p, measure), n_units, len(part), seed, n_resamples))
-        if name != "profile":
-            measure = f"mae_difference_vs_{name}_pp"
-            out.append(_row(scope, "profile", measure, gain(p), n_units, len(part), seed, n_resamples))
+            out.append(_row(scope, label, measure, score(p, measure), n_units, len(part), seed, n_resamples))
+        if predictor != "profile":
+            measure = f"mae_difference_vs_{predictor}_pp"
+            out.append(_row(scope, name, measure, gain(p), n_units, len(part), seed, n_resamples))
+        if predictor == "replicate":
+            measure = "mae_ratio_vs_replicate"
+            out.append(_row(scope, name, measure, ratio(p), n_units, len(part), seed, n_resamples))
     return out
 
 
@@ -260,11 +269,13 @@ def validate(
     n_resamples=N_RESAMPLES,
     first=None,
     replicate=None,
+    name="profile",
 ):
     """(validation.tsv rows, the summary table, the failures); `first`: the first model's
-    predictions; `replicate`: the pairs measured again (interference.tsv of another session)."""
+    predictions; `replicate`: the pairs measured again (interference.tsv of another session);
+    `name`: the predictor's in the summary (profile: the bubble model; cpu_shares)."""
     rows = validation_rows(predicted, measured, host, runtime, first, replicate)
-    return rows, summary(rows, seed, n_resamples), failures(rows)
+    return rows, summary(rows, seed, n_resamples, name), failures(rows)
 
 
 def figure(rows: pd.DataFrame):

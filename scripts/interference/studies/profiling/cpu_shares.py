@@ -1,0 +1,209 @@
+"""The CPU-share model (issue 55, item 1): the CPU part of a member's IR from the share of the CPU
+the scheduler gives it beside its partners, and its speed at that share (cpu_speed.tsv).
+
+Shares, on a host of N cores, from the scheduler's rules (Linux CFS, cgroup v1 or v2):
+  1. containers (cgroups) have equal weight (Docker's default cpu.shares / cpu.weight): the cores
+     are water-filled between them, each an equal part but never more than it wants (the sum of
+     its members' demands), what one leaves going to the others;
+  2. inside one container every thread has equal weight: its part is water-filled between its
+     members in proportion to their threads, again none above its demand.
+A member's demand is its CPU use alone and unlimited (Case 1u: cpu_speed.tsv's cpu_cores), its
+threads that demand rounded (L and S start one per core; the others one).
+
+A member whose share meets its demand runs as alone and unlimited (speed 1). One held below it:
+its speed at its share c is the quota sweep's curve (speed against Case 1u at a quota of c cores,
+every core allowed, so the member keeps the threads it has in an unlimited pair), linear between
+the measured quotas, through (0, 0) and (N, 1) (1u is the quota of every core), made monotone
+non-decreasing (more CPU never slows it: a dip is noise), held beyond the largest.
+
+The CPU part of its IR against Case 1: ratio = speed(c) / speed(Case 1); IR = ratio − 1 where
+higher is better, 1 − 1/ratio where lower is (stats.resampling.relative_change's orientation).
+Case 3b limits each container as Case 1 (cores of its own): its CPU part is 0 by construction.
+
+Its 95 % interval draws each speed from a normal whose 95 % interval is its CI (profiles.py's
+rule; seeded by the microservice, metric and point) and takes the quantiles: it covers the
+profile's own noise (iterations, with one run a key), not the model's error, which the
+validation against a replicate measures. What the model leaves out: every resource but CPU time
+(memory bandwidth, caches, disk, network: item 2's pinned bubbles), a network microservice's
+server container (unlimited, outside the placement) and the cost of sharing a core between the
+threads of a barrier-synchronised program beyond what a quota costs it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from interference.core.groups import read_partner_label
+from interference.stats.descriptive import CONFIDENCE
+from interference.stats.resampling import rng_for
+from interference.studies.profiling.profiles import monotone_nonincreasing
+
+SEED = 20240601
+N_DRAWS = 2000
+Z = stats.norm.ppf(0.5 + CONFIDENCE / 2)
+# Case -> (the target shares its container with its partners, the containers are limited).
+CASE_LAYOUT = {"2": (True, False), "3a": (False, False), "3b": (False, True), "2-3a": (False, False)}
+# A member given at least this part of its demand runs as if alone and unlimited: the curve's
+# quotas hold it to a share, a satisfied member is held to nothing (NR wants 0.14 of a core).
+SATISFIED = 0.98
+PREDICTION_COLUMNS = ["case", "target", "partner", "metric", "ir", "ir_low", "ir_high", "share", "reason"]
+
+
+def water_fill(capacity: float, demands, weights) -> np.ndarray:
+    """Max-min fair shares of `capacity` with weights: each gets weight × a common level, never
+    more than its demand; what the satisfied leave is shared again by the others."""
+    demand, weight = np.asarray(demands, float), np.asarray(weights, float)
+    share = np.zeros_like(demand)
+    left, open_ = float(capacity), demand > 0
+    while open_.any() and left > 1e-12:
+        give = np.minimum(demand - share, weight * left / weight[open_].sum()) * open_
+        share += give
+        left -= give.sum()
+        open_ &= share < demand - 1e-12
+    return share
+
+
+def shares(containers: list[list[str]], demand: dict, threads: dict, cores: float) -> list[list[float]]:
+    """Each member's CPU share (cores), members in the containers' order: water-filled between
+    the containers by their wants, then inside each by threads."""
+    wants = [min(sum(demand[m] for m in c), cores) for c in containers]
+    per_container = water_fill(cores, wants, np.ones(len(containers)))
+    return [
+        list(water_fill(part, [demand[m] for m in c], [threads[m] for m in c]))
+        for part, c in zip(per_container, containers)
+    ]
+
+
+@dataclass(frozen=True)
+class SpeedCurve:
+    """One microservice's speed against Case 1u at `cores` (the quotas, then every core), its
+    Case 1 speed, and each point's draws (rows: draws)."""
+
+    cores: np.ndarray
+    speed: np.ndarray
+    speed_draws: np.ndarray
+    case1: float
+    case1_draws: np.ndarray
+    demand: float
+    threads: int
+
+    def at(self, c: float) -> tuple[float, np.ndarray]:
+        """The speed at a share of c cores, and its draws (monotone curve through (0, 0))."""
+        x = np.concatenate([[0.0], self.cores])
+        point = monotone_nondecreasing(np.concatenate([[0.0], self.speed])[None, :])[0]
+        drawn = monotone_nondecreasing(
+            np.concatenate([np.zeros((len(self.speed_draws), 1)), self.speed_draws], axis=1)
+        )
+        return float(np.interp(c, x, point)), _interp_rows(c, x, drawn)
+
+
+def monotone_nondecreasing(values: np.ndarray) -> np.ndarray:
+    """The least-squares non-decreasing fit along the last axis (equal weights)."""
+    return -monotone_nonincreasing(-np.asarray(values, float), np.ones(values.shape[-1]))
+
+
+def _interp_rows(c: float, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """np.interp of each row at c (x increasing, held beyond both ends)."""
+    if c >= x[-1]:
+        return rows[:, -1]
+    j = int(np.searchsorted(x, c, side="right"))
+    t = (c - x[j - 1]) / (x[j] - x[j - 1])
+    return (1 - t) * rows[:, j - 1] + t * rows[:, j]
+
+
+def _draws(point: float, low: float, high: float, key: tuple, n: int) -> np.ndarray:
+    if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
+        return np.full(n, point)
+    return point + (high - low) / (2 * Z) * rng_for(SEED, key).standard_normal(n)
+
+
+def curves(cpu_speed: pd.DataFrame, n_draws: int = N_DRAWS) -> dict[tuple[str, str], SpeedCurve]:
+    """(microservice, metric) -> its SpeedCurve, from cpu_speed.tsv's rows of one host and runtime."""
+    out = {}
+    for (ms, metric), g in cpu_speed.groupby(["microservice", "metric"], sort=True):
+        swept = g[g["case"].isin(["1q", "1u"])].sort_values("cores")
+        case1 = g[g["case"] == "1"]
+        base = g[g["case"] == "1u"]
+        if case1.empty or base.empty or swept.empty:
+            continue
+        draws = np.column_stack(
+            [_draws(r.speed, r.ci_low, r.ci_high, (ms, metric, "1q", r.cores), n_draws) for r in swept.itertuples()]
+        )
+        c1 = case1.iloc[0]
+        out[(ms, metric)] = SpeedCurve(
+            cores=swept["cores"].to_numpy(float),
+            speed=swept["speed"].to_numpy(float),
+            speed_draws=draws,
+            case1=float(c1.speed),
+            case1_draws=_draws(c1.speed, c1.ci_low, c1.ci_high, (ms, metric, "1"), n_draws),
+            demand=float(base.iloc[0].cpu_cores),
+            threads=int(base.iloc[0].threads),
+        )
+    return out
+
+
+def _truthy(x) -> bool:
+    return str(x).strip().lower() not in ("false", "0", "")
+
+
+def ir_of(ratio, higher_is_better: bool):
+    """The IR of a speed ratio against the baseline, in relative_change's orientation."""
+    ratio = np.asarray(ratio, float)
+    return ratio - 1 if higher_is_better else 1 - 1 / ratio
+
+
+def predict_unit(
+    curves_: dict, case: str, target: str, partner: str, metric: str, cores: float, higher_is_better: bool
+) -> dict:
+    """The row (PREDICTION_COLUMNS) of one measured unit from the members' curves."""
+    row = {"case": case, "target": target, "partner": partner, "metric": metric}
+    together, limited = CASE_LAYOUT[case]
+    if limited:
+        return row | {"ir": 0.0, "ir_low": 0.0, "ir_high": 0.0, "share": np.nan,
+                      "reason": "Case 3b: cores of its own, as in Case 1 (no CPU part)"}  # fmt: skip
+    mine, apart = read_partner_label(partner, together)
+    if case == "2-3a" and "|" not in partner:  # the member apart: the two others share a container
+        containers = [[target], list(apart)]
+    else:
+        containers = [[target, *mine], *([m] for m in apart)]
+    names = [m for c in containers for m in c]
+    missing = [m for m in sorted(set(names)) if not any(k[0] == m for k in curves_)]
+    curve = curves_.get((target, metric))
+    if curve is None or missing:
+        absent = missing or [f"{target} ({metric})"]
+        return row | {"ir": np.nan, "ir_low": np.nan, "ir_high": np.nan, "share": np.nan,
+                      "reason": f"no CPU profile of {', '.join(absent)}"}  # fmt: skip
+    # Any metric's curve of a member: its demand and threads are its runs', the same for each.
+    of = {m: next(v for k, v in curves_.items() if k[0] == m) for m in set(names)}
+    # Members as instances (a self-pair's two copies are two), the target the first.
+    layout, i = [], 0
+    for c in containers:
+        layout.append(list(range(i, i + len(c))))
+        i += len(c)
+    demand = {i: of[n].demand for i, n in enumerate(names)}
+    threads = {i: of[n].threads for i, n in enumerate(names)}
+    share = shares(layout, demand, threads, cores)[0][0]
+    if share >= SATISFIED * curve.demand:  # all it wants: as alone and unlimited (1u, speed 1)
+        speed, drawn = 1.0, np.ones(len(curve.case1_draws))
+    else:  # held to its share, as a quota of that many cores holds it
+        speed, drawn = curve.at(share)
+    point = float(ir_of(speed / curve.case1, higher_is_better))
+    draws = ir_of(drawn / curve.case1_draws, higher_is_better)
+    low, high = np.nanquantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+    return row | {"ir": point, "ir_low": float(low), "ir_high": float(high), "share": share, "reason": ""}
+
+
+def predict_units(curves_: dict, units: pd.DataFrame, cores: float) -> pd.DataFrame:
+    """Every (case, target, partner, metric) row of `units` (interference.tsv's concurrent rows:
+    they carry higher_is_better) predicted from the curves."""
+    keys = units[["case", "target", "partner", "metric", "higher_is_better"]].drop_duplicates(
+        ["case", "target", "partner", "metric"]
+    )
+    rows = [
+        predict_unit(curves_, str(k.case), k.target, str(k.partner), k.metric, cores, _truthy(k.higher_is_better))
+        for k in keys.itertuples(index=False)
+    ]
+    return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)

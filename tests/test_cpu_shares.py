@@ -1,0 +1,203 @@
+"""The CPU-share model (issue 55, item 1): the scheduler's shares by hand, the speed curve, the
+IR's orientation, the quota sweep's run keys and runner, and cpu_speed.tsv by hand."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from interference import studies
+from interference.steps.config import ConfigError, validate
+from interference.studies.profiling import cpu_shares, plan
+from interference.studies.profiling.cpu_shares import SpeedCurve, ir_of, shares, water_fill
+from interference.studies.profiling.cpu_speed import cpu_speed, orient, threads_of
+from interference.studies.profiling.parse import SAMPLE_COLUMNS
+from test_profiling_study import STUDY, run_recorded
+
+
+# -- the scheduler's shares, by hand ------------------------------------------------------------
+@pytest.mark.parametrize(
+    "capacity,demands,weights,expected",
+    [
+        (2, [2, 1], [1, 1], [1, 1]),  # L beside Y apart: a core each
+        (2, [2, 0.3], [1, 1], [1.7, 0.3]),  # what NR leaves goes to L
+        (2, [2, 1], [2, 1], [4 / 3, 2 / 3]),  # one container: per thread, L's two against Y's one
+        (1, [1, 1, 1], [1, 1, 1], [1 / 3] * 3),
+        (2, [0.2, 0.5], [1, 1], [0.2, 0.5]),  # all satisfied, capacity left over
+        (2, [1.5, 1.5, 0.2], [1, 1, 1], [0.9, 0.9, 0.2]),
+        (2, [0, 2], [1, 1], [0, 2]),
+    ],
+)
+def test_water_fill_by_hand(capacity, demands, weights, expected):
+    assert water_fill(capacity, demands, weights) == pytest.approx(expected)
+
+
+def test_shares_go_to_containers_first_then_to_threads_inside():
+    demand = {"L": 2.0, "Y": 1.0, "NR": 0.3}
+    threads = {"L": 2, "Y": 1, "NR": 1}
+    # Case 3a, L beside Y: a container a core.
+    assert shares([["L"], ["Y"]], demand, threads, 2) == [[pytest.approx(1)], [pytest.approx(1)]]
+    # Case 2, both in one container: 2 of 3 threads are L's.
+    (inside,) = shares([["L", "Y"]], demand, threads, 2)
+    assert inside == pytest.approx([4 / 3, 2 / 3])
+    # Case 2-3a: L and Y share a container, NR apart takes its 0.3, the rest is theirs.
+    together, (nr,) = shares([["L", "Y"], ["NR"]], demand, threads, 2)
+    assert nr == pytest.approx(0.3) and together == pytest.approx([1.7 * 2 / 3, 1.7 / 3])
+
+
+def curve(speeds, case1, demand=2.0, threads=2, ci=0.0):
+    cores = np.array([0.5, 1, 1.5, 2])
+    speed = np.array(speeds, float)
+    draws = speed + ci * np.random.default_rng(1).standard_normal((400, 4))
+    return SpeedCurve(cores, speed, draws, case1, np.full(400, case1), demand, threads)
+
+
+def test_speed_curve_is_linear_through_zero_monotone_and_held():
+    c = curve([0.3, 0.5, 0.9, 1.0], case1=0.55)
+    assert c.at(0.25)[0] == pytest.approx(0.15)  # half-way to the first quota, from (0, 0)
+    assert c.at(1.25)[0] == pytest.approx(0.7)
+    assert c.at(3)[0] == pytest.approx(1.0)  # held beyond every core
+    dip = curve([0.3, 0.6, 0.5, 1.0], case1=0.55)  # a dip is noise: pooled to 0.55, 0.55
+    assert dip.at(1)[0] == pytest.approx(0.55) and dip.at(1.5)[0] == pytest.approx(0.55)
+
+
+def test_ir_of_a_speed_ratio_has_relative_changes_orientation():
+    # Twice as fast: a rate doubles (+100 %), a time halves ((b - x)/b = +50 %).
+    assert ir_of(2.0, True) == pytest.approx(1.0) and ir_of(2.0, False) == pytest.approx(0.5)
+    # Half as fast: a rate halves (-50 %), a time doubles (-100 %).
+    assert ir_of(0.5, True) == pytest.approx(-0.5) and ir_of(0.5, False) == pytest.approx(-1.0)
+
+
+def test_a_unit_is_predicted_from_its_share_and_case_1():
+    curves = {
+        ("L", "gflops"): curve([0.3, 0.5, 0.9, 1.0], case1=0.55),
+        ("Y", "total_time"): curve([0.5, 1.0, 1.0, 1.0], case1=1.0, demand=1.0, threads=1),
+    }
+    units = pd.DataFrame(
+        [
+            ("3a", "L", "Y", "gflops", True),
+            ("2", "Y", "L", "total_time", False),
+            ("3b", "L", "Y", "gflops", True),
+            ("3a", "L", "NR", "gflops", True),
+        ],
+        columns=["case", "target", "partner", "metric", "higher_is_better"],
+    )
+    got = cpu_shares.predict_units(curves, units, cores=2).set_index(["case", "target", "partner"])
+    # 3a: L gets one core of two, speed 0.5 against Case 1's 0.55.
+    assert got.loc[("3a", "L", "Y"), "share"] == pytest.approx(1)
+    assert got.loc[("3a", "L", "Y"), "ir"] == pytest.approx(0.5 / 0.55 - 1)
+    # 2: Y gets a third of two cores (a thread of three), speed 2/3 of 1u; a time: 1 - 1/ratio.
+    assert got.loc[("2", "Y", "L"), "share"] == pytest.approx(2 / 3)
+    assert got.loc[("2", "Y", "L"), "ir"] == pytest.approx(1 - 1 / (2 / 3))
+    assert got.loc[("3b", "L", "Y"), "ir"] == 0 and "Case 3b" in got.loc[("3b", "L", "Y"), "reason"]
+    nr = got.loc[("3a", "L", "NR")]
+    assert np.isnan(nr.ir) and nr.reason == "no CPU profile of NR"
+
+
+def test_the_interval_holds_the_point_and_widens_with_the_profiles_noise():
+    units = pd.DataFrame([("3a", "L", "L", "gflops", True)], columns=["case", "target", "partner", "metric",
+                                                                      "higher_is_better"])  # fmt: skip
+    narrow = cpu_shares.predict_units({("L", "gflops"): curve([0.3, 0.5, 0.9, 1.0], 0.55, ci=0.01)}, units, 2)
+    wide = cpu_shares.predict_units({("L", "gflops"): curve([0.3, 0.5, 0.9, 1.0], 0.55, ci=0.05)}, units, 2)
+    for t in (narrow, wide):
+        assert t.ir_low.iloc[0] < t.ir.iloc[0] < t.ir_high.iloc[0]
+    assert (wide.ir_high - wide.ir_low).iloc[0] > 3 * (narrow.ir_high - narrow.ir_low).iloc[0]
+
+
+# -- the quota sweep's runs ----------------------------------------------------------------------
+def test_quota_runs_have_keys_that_read_back_and_settings_with_the_quota():
+    cfg = validate({"runtimes": ["docker"], "studies": {"profiling": {
+        "microservices": ["L"], "resources": [], "placements": [], "quotas": [0.5, 1]}}}, machine=False)  # fmt: skip
+    keys = [r.key for r in STUDY.runs(cfg["studies"]["profiling"])]
+    assert keys == ["1/L/alone", "1u/L/alone", "1q/L/quota-0.5", "1q/L/quota-1"]  # no bubble, no probe
+    assert STUDY.run_of("1q/L/quota-0.5") == plan.ProfilingRun("1q", "L", quota=0.5)
+    s = studies.run_settings(cfg, "profiling", "docker", "1q/L/quota-0.5", 1)
+    assert s["quota"] == 0.5 and s["iterations"] == 3 and "limits" not in s
+    assert "limit:cpus" in STUDY.needs(cfg["studies"]["profiling"])
+
+
+def test_a_quota_above_the_hosts_cores_is_refused():
+    with pytest.raises(ConfigError, match="quotas has 64 cores, but this host has"):
+        validate({"runtimes": ["docker"], "studies": {"profiling": {"quotas": [64]}}}, machine=False)
+
+
+def test_a_quota_run_gives_every_core_and_a_cfs_quota(tmp_path):
+    rt, _, meta, rows = run_recorded(tmp_path, "1q/L/quota-0.5", microservices=["L"], quotas=[0.5],
+                                     iterations=2)  # fmt: skip
+    assert [s.image for s in rt.started] == ["id-L", "id-L"] and rt.removed == [s.name for s in rt.started]
+    assert all(s.cpus == 0.5 and s.cpuset is None and s.memory is None for s in rt.started)
+    assert rows["quota"].eq(0.5).all() and rows["case"].eq("1q").all() and meta["n_failed"] == 0
+
+
+# -- cpu_speed.tsv by hand ------------------------------------------------------------------------
+def sweep_samples(tmp_path, rows) -> dict:
+    out = []
+    for case, quota, metric, higher, values, cpu in rows:
+        for i, v in enumerate(values, 1):
+            out.append(dict(host="h", runtime="docker", case=case, target="L", resource="", intensity="",
+                            partner="", repetition=1, iteration=i, metric=metric, value=v, unit="u",
+                            higher_is_better=higher, in_overlap=True, start=0, end=1, status="ok", quota=quota,
+                            own_cpu_cores=cpu))  # fmt: skip
+    path = tmp_path / "samples.tsv"
+    pd.DataFrame(out, columns=SAMPLE_COLUMNS).to_csv(path, sep="\t", index=False)
+    return {"samples": path}
+
+
+def test_cpu_speed_is_the_mean_against_case_1u_oriented_faster_above_1(tmp_path):
+    inputs = sweep_samples(tmp_path, [
+        ("1u", "", "gflops", True, [10, 12], 1.9),
+        ("1q", "0.5", "gflops", True, [2.5, 3.5], 0.5),
+        ("1", "", "gflops", True, [6, 5], 1.0),
+        ("1u", "", "seconds", False, [1.0, 1.2], 1.9),
+        ("1q", "0.5", "seconds", False, [4.0, 4.8], 0.5),
+        ("1", "", "seconds", False, [2.0, 2.4], 1.0),
+    ])  # fmt: skip
+    t = cpu_speed(inputs, 1, cores=2).set_index(["metric", "case"])
+    assert t.loc[("gflops", "1q"), "speed"] == pytest.approx(3 / 11)
+    assert t.loc[("gflops", "1"), "speed"] == pytest.approx(5.5 / 11)
+    assert t.loc[("seconds", "1q"), "speed"] == pytest.approx(1.1 / 4.4)  # a time: 1u's over its own
+    assert t.loc[("gflops", "1u"), "speed"] == 1 and t.loc[("gflops", "1u"), "cores"] == 2
+    assert t.loc[("gflops", "1q"), "cores"] == 0.5 and np.isnan(t.loc[("gflops", "1"), "cores"])
+    assert (t["threads"] == 2).all() and t.loc[("gflops", "1q"), "cpu_cores"] == pytest.approx(0.5)
+    for _, r in t.iterrows():
+        assert r.ci_low <= r.speed <= r.ci_high
+
+
+def test_orient_inverts_a_times_interval_and_threads_round_the_demand():
+    assert orient(-0.5, -0.6, -0.4, True) == pytest.approx((0.5, 0.4, 0.6))
+    assert orient(1.0, 0.5, 2.0, False) == pytest.approx((0.5, 1 / 3, 1 / 1.5))
+    assert [threads_of(x) for x in (0.2, 0.97, 1.9, float("nan"))] == [1, 1, 2, 1]
+
+
+def test_no_quota_swept_no_rows(tmp_path):
+    inputs = sweep_samples(tmp_path, [("1u", "", "gflops", True, [10, 12], 1.9)])
+    assert cpu_speed(inputs, 1).empty
+
+
+def test_a_member_given_all_it_wants_runs_as_alone_and_unlimited():
+    # NR wants 0.14 of a core: beside L it gets it, so it runs as in 1u (speed 1), and its IR is
+    # the limit's removal alone: 1u against its Case 1 (speed 0.5 there).
+    curves = {
+        ("NR", "transactions"): curve([0.7, 0.5, 0.6, 1.0], case1=0.5, demand=0.14, threads=1),
+        ("L", "gflops"): curve([0.3, 0.5, 0.9, 1.0], case1=0.55),
+    }
+    units = pd.DataFrame([("2", "NR", "L", "transactions", True), ("3a", "L", "NR", "gflops", True)],
+                         columns=["case", "target", "partner", "metric", "higher_is_better"])  # fmt: skip
+    nr, l_ = cpu_shares.predict_units(curves, units, cores=2).itertuples()
+    assert nr.share == pytest.approx(0.14) and nr.ir == pytest.approx(1 / 0.5 - 1)
+    assert nr.ir_low == nr.ir_high == pytest.approx(1.0)  # Case 1's speed drawn exact here (no CI)
+    assert l_.share == pytest.approx(1.86) and l_.ir == pytest.approx(c_at(1.86) / 0.55 - 1)
+
+
+def c_at(c):
+    return np.interp(c, [0, 0.5, 1, 1.5, 2], [0, 0.3, 0.5, 0.9, 1.0])
+
+
+def test_in_case_2_3a_the_member_apart_has_a_container_and_the_two_others_share_one():
+    y = curve([0.5, 1.0, 1.0, 1.0], case1=1.0, demand=1.0, threads=1)
+    curves = {("Y", "t"): y, ("L", "gflops"): curve([0.3, 0.5, 0.9, 1.0], case1=0.55)}
+    units = pd.DataFrame([("2-3a", "Y", "L+Y", "t", False), ("2-3a", "Y", "Y|L", "t", False)],
+                         columns=["case", "target", "partner", "metric", "higher_is_better"])  # fmt: skip
+    apart, sharing = cpu_shares.predict_units(curves, units, cores=2).itertuples()
+    # Apart: a container of its own against L+Y's: one core each, all Y wants.
+    assert apart.share == pytest.approx(1.0) and apart.ir == pytest.approx(0.0)
+    # Sharing with Y, L apart: each container a core; inside, Y's two copies half a core each.
+    assert sharing.share == pytest.approx(0.5) and sharing.ir == pytest.approx(1 - 1 / 0.5)
