@@ -201,3 +201,27 @@ def test_in_case_2_3a_the_member_apart_has_a_container_and_the_two_others_share_
     assert apart.share == pytest.approx(1.0) and apart.ir == pytest.approx(0.0)
     # Sharing with Y, L apart: each container a core; inside, Y's two copies half a core each.
     assert sharing.share == pytest.approx(0.5) and sharing.ir == pytest.approx(1 - 1 / 0.5)
+
+
+def test_the_section_shows_each_microservices_demand_threads_and_speeds_from_the_table(tmp_path):
+    from interference.rendering.document import Document
+    from interference.studies.profiling.section import Profiling
+
+    stats = tmp_path / "stats"
+    (stats / "profiling").mkdir(parents=True)
+    pd.DataFrame({"key": ["1/L/alone", "1u/L/alone", "1q/L/quota-0.5"], "repetition": 1}).to_csv(
+        stats / "profiling/runs.tsv", sep="\t", index=False
+    )
+
+    def shown(speed_at_half: float) -> tuple[str, str]:
+        rows = [("1u", 2, 1.0, 1.9), ("1", None, 0.58, 1.0), ("1q", 0.5, speed_at_half, 0.5)]
+        pd.DataFrame([dict(host="h", runtime="docker", microservice="L", metric="gflops", case=c, cores=k,
+                           speed=v, ci_low=v, ci_high=v, cpu_cores=u, threads=2, runs=1, ci_level="", reason="")
+                      for c, k, v, u in rows]).to_csv(stats / "profiling/cpu_speed.tsv", sep="\t", index=False)  # fmt: skip
+        section = Profiling(Document(stats, None, "test", "profiling"))
+        return section.method()[0].content, "\n".join(b.content for b in section.tables())
+
+    method, table = shown(0.25)
+    assert "1 of them a microservice alone under a CPU quota" in method and "probe Q" not in method
+    assert "quota 0.50" in table and "0.25" in table and "1.90" in table and "L (gflops)" in table
+    assert "0.31" in shown(0.31)[1] and "0.25" not in shown(0.31)[1]

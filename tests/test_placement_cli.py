@@ -223,6 +223,8 @@ def test_validate_the_cpu_share_model_from_a_quota_sweep_against_a_replicate(sta
     assert at["replicate", "mae_pp"] == pytest.approx((6 + 1) / 2)
     assert at["cpu_shares", "mae_ratio_vs_replicate"] == pytest.approx(4 / 3.5)
     assert (stats / "placement/validation-cpu-shares.png").exists()
+    judged = pd.read_csv(stats / "placement/advice_score-cpu-shares.tsv", sep="\t")
+    assert set(judged.predictor) == {"cpu_shares", "replicate", "one_line_rule"}
     # Without a sweep: named, before anything is read.
     assert placement.main(["validate", "--model", "cpu-shares", "--stats", str(stats), "--host", "h"]) == 2
     assert "cpu_speed.tsv is missing: run the quota sweep first" in capsys.readouterr().err

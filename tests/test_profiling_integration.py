@@ -4,6 +4,7 @@ and in two (3a), the probe's curve and its degradation beside each; the three ta
 predictor reads, written through their schemas, read by it; nothing left behind."""
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -36,6 +37,13 @@ def test_every_run_measured_its_microservice_beside_what_its_key_says(workdir):
     for placement in ("2", "3a"):
         assert {f"{placement}/Q/cpu-1", f"{placement}/Q/cpu+L", f"{placement}/Q/cpu+S"} <= set(metas)
     assert "1u/Q/cpu" in metas, sorted(metas)
+    # The quota sweep: every core allowed, a CFS quota of half a core, as the container's own
+    # cgroup reads it back.
+    for ms in ("L", "S"):
+        (member,) = metas[f"1q/{ms}/quota-0.5"]["members"]
+        limits = member["limits_read_back"]
+        assert int(limits["cpu_quota_us"]) / int(limits["cpu_period_us"]) == 0.5, limits
+        assert int(limits["nproc"]) == len(os.sched_getaffinity(0)), limits
     for key, meta in metas.items():
         assert meta["n_failed"] == 0 and meta["n_iterations"] >= 2, (key, meta.get("events"))
 
@@ -59,6 +67,23 @@ def test_the_tables_hold_a_sensitivity_curve_a_pressure_and_a_limit_effect(workd
     assert set(pressure["microservice"]) == {"L", "S"} and (pressure["pressure"] >= 0).all()
     limit = pd.read_csv(workdir / STATS / "limit_effect.tsv", sep="\t")
     assert {"L", "S"} == set(limit["microservice"]) and limit["effect"].notna().all()
+
+
+def test_the_quota_sweep_gives_each_microservice_its_speed_at_a_share(workdir):
+    from interference.studies.profiling import cpu_shares
+
+    t = pd.read_csv(workdir / STATS / "cpu_speed.tsv", sep="\t", dtype={"case": str})
+    for ms in ("L", "S"):
+        rows = t[t["microservice"] == ms]
+        assert set(rows["case"]) == {"1", "1u", "1q"} and (rows["threads"] >= 1).all()
+        assert ((rows["ci_low"] <= rows["speed"]) & (rows["speed"] <= rows["ci_high"])).all()
+        assert rows.loc[rows["case"] == "1q", "cores"].tolist() == [0.5] * rows["metric"].nunique()
+        assert (rows["cpu_cores"] > 0).all()  # the loop read its container's CPU time
+    curves = cpu_shares.curves(t.drop(columns=["host", "runtime"]))
+    units = pd.DataFrame([("3a", "L", "S", "gflops", True)],
+                         columns=["case", "target", "partner", "metric", "higher_is_better"])  # fmt: skip
+    (row,) = cpu_shares.predict_units(curves, units, cores=2).itertuples()
+    assert 0 < row.share <= 2 and row.ir_low <= row.ir <= row.ir_high, row
 
 
 def test_the_predictor_reads_them_and_predicts_the_pair(workdir):

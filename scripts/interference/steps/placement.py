@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from interference.core.microservices import registry
-from interference.studies.profiling import advice_check, cpu_shares
+from interference.studies.profiling import advice_check, advice_score, cpu_shares
 from interference.studies.profiling.advise import advise, placements
 from interference.studies.profiling.predict import predict_units
 from interference.studies.profiling.profiles import Profiles
@@ -188,11 +188,16 @@ def run_validate(args) -> int:
     rows, summary, failed = validate(predicted, measured, first=first, replicate=replicate, name=name)
     out = args.stats / "placement"
     out.mkdir(parents=True, exist_ok=True)
-    for base, table in (("validation", rows), ("validation_summary", summary), ("failures", failed)):
+    # The advice judged: each pair set's placements ordered and picked as measured (advice_score.py).
+    firsts = {m: spec.metrics[0].name for m, spec in registry().items()}
+    judged = advice_score.score(rows, firsts, name)
+    for base, table in (("validation", rows), ("validation_summary", summary), ("failures", failed),
+                        ("advice_score", judged)):  # fmt: skip
         table.to_csv(out / f"{base}{suffix}.tsv", sep="\t", index=False)
     # Always written (the pipeline's rule declares it): with nothing predicted, a figure that says so.
     figure(rows).savefig(out / f"validation{suffix}.png", dpi=130, bbox_inches="tight", facecolor="white")
     print(summary.to_string(index=False, na_rep="–"))
+    print(judged.to_string(index=False, na_rep="–"))
     print(f"{len(failed)} measured IRs outside their prediction interval; written: {out}/")
     return 0
 

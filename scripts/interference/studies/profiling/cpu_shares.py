@@ -130,7 +130,10 @@ def curves(cpu_speed: pd.DataFrame, n_draws: int = N_DRAWS) -> dict[tuple[str, s
         if case1.empty or base.empty or swept.empty:
             continue
         draws = np.column_stack(
-            [_draws(r.speed, r.ci_low, r.ci_high, (ms, metric, "1q", r.cores), n_draws) for r in swept.itertuples()]
+            [
+                _draws(r.speed, r.ci_low, r.ci_high, (ms, metric, "1q", r.cores), n_draws)
+                for r in swept.itertuples()
+            ]
         )
         c1 = case1.iloc[0]
         out[(ms, metric)] = SpeedCurve(
@@ -203,7 +206,9 @@ def predict_units(curves_: dict, units: pd.DataFrame, cores: float) -> pd.DataFr
         ["case", "target", "partner", "metric"]
     )
     rows = [
-        predict_unit(curves_, str(k.case), k.target, str(k.partner), k.metric, cores, _truthy(k.higher_is_better))
+        predict_unit(
+            curves_, str(k.case), k.target, str(k.partner), k.metric, cores, _truthy(k.higher_is_better)
+        )
         for k in keys.itertuples(index=False)
     ]
     return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)

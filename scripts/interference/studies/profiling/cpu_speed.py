@@ -23,7 +23,13 @@ import numpy as np
 import pandas as pd
 
 from interference.studies.profiling.plan import PROBE, QUOTA_CASE
-from interference.studies.profiling.statistics import components, read, relative_with_ci, runs_of, valid_samples
+from interference.studies.profiling.statistics import (
+    components,
+    read,
+    relative_with_ci,
+    runs_of,
+    valid_samples,
+)
 
 CPU_SPEED_COLUMNS = [
     "host", "runtime", "microservice", "metric", "case", "cores", "speed", "ci_low", "ci_high",

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from interference.core.microservices import registry
 from interference.rendering.kit.blocks import Block, md
 from interference.rendering.kit.format import esc, num, pct
 from interference.stores.stats_tables import read_tsv
@@ -58,6 +59,7 @@ class Profiling:
         self.sensitivity = doc.stats.table("profiling", "sensitivity")
         self.pressure = doc.stats.table("profiling", "pressure")
         self.runs = doc.stats.table("profiling", "runs")
+        self.cpu_speed = doc.stats.table("profiling", "cpu_speed")
 
     def method(self) -> list[Block]:
         r = self.runs
@@ -65,23 +67,70 @@ class Profiling:
         keys = r["key"].astype(str) if "key" in r else pd.Series(dtype=str)
         beside = keys.str.contains(r"/(?:cpu|memory|disk|network)-").sum()
         probe = keys.str.contains("/Q/").sum()
+        quotas = keys.str.contains("/quota-").sum()
+        bubbles = (
+            f", and beside a tunable bubble ({beside} runs with a microservice or the probe beside a bubble); "
+            f"the reference probe Q in {probe} runs, alone, beside each bubble and beside each microservice"
+            if beside or probe
+            else ""
+        )
+        swept = (
+            f" The CPU-share model's sweep: {quotas} of them a microservice alone under a CPU quota, every "
+            "core allowed (case 1q)."
+            if quotas
+            else ""
+        )
         return [
             md(
                 f"{n} runs (results/stats/profiling/runs.tsv): each microservice alone, limited (Case 1) and "
-                f"unlimited (Case 1u), and beside a tunable bubble ({beside} runs with a microservice or the "
-                f"probe beside a bubble); the reference probe Q in {probe} runs, alone, beside each bubble and "
-                "beside each microservice. No pair of microservices is measured here: the predicted pairs are "
-                "all held out. The model and its limits: docs/placement.md."
+                f"unlimited (Case 1u){bubbles}. No pair of microservices is measured here: the predicted pairs "
+                f"are all held out.{swept} The models and their limits: docs/placement.md."
             )
         ]
 
     def tables(self) -> list[Block]:
-        """A table per placement the profiles measured."""
+        """A table per placement the profiles measured, and the CPU-share profiles."""
         measured = (
             set(self.sensitivity["placement"].astype(str)) if "placement" in self.sensitivity else set()
         )
-        return [b for p in PLACEMENTS if p in measured for b in self.table(p)] or [
-            md("No profiles measured.")
+        blocks = [b for p in PLACEMENTS if p in measured for b in self.table(p)] + self.cpu_table()
+        return blocks or [md("No profiles measured.")]
+
+    def cpu_table(self) -> list[Block]:
+        """Each microservice's CPU demand, threads and speed at each quota (its first metric)."""
+        t = self.cpu_speed
+        if t.empty or "case" not in t:
+            return []
+        t = t.assign(case=t["case"].astype(str))
+        for c in ("cores", "speed", "cpu_cores", "threads"):
+            t[c] = pd.to_numeric(t[c], errors="coerce")
+        quotas = sorted(t.loc[t["case"] == "1q", "cores"].dropna().unique())
+        head = ["Microservice (metric)", "CPU demand (cores)", "threads", "Case 1"]
+        head += [f"quota {num(q, 2)}" for q in quotas]
+        rows = []
+        for ms, g in t.groupby("microservice", sort=True):
+            first = registry()[ms].metrics[0].name if ms in registry() else None
+            g = g[g["metric"] == (first if (g["metric"] == first).any() else g["metric"].iloc[0])]
+            alone = g[g["case"] == "1u"]
+            case1 = g.loc[g["case"] == "1", "speed"]
+            cells = [f"{esc(ms)} ({esc(g['metric'].iloc[0])})",
+                     num(alone["cpu_cores"].iloc[0], 2) if not alone.empty else "–",
+                     num(alone["threads"].iloc[0], 0) if not alone.empty else "–",
+                     num(case1.iloc[0], 2) if not case1.empty else "–"]  # fmt: skip
+            for q in quotas:
+                at = g.loc[(g["case"] == "1q") & (g["cores"] == q), "speed"]
+                cells.append(num(at.iloc[0], 2) if not at.empty else "–")
+            rows.append(cells)
+        return [
+            self.doc.table(
+                head,
+                rows,
+                "The CPU-share model's profiles: each microservice's CPU use alone and unlimited (Case 1u, "
+                "cores), the threads it keeps busy, and its speed against Case 1u (above 1 is faster) in Case 1 "
+                "and alone under each CPU quota with every core allowed; results/stats/profiling/cpu_speed.tsv "
+                "(every metric, with intervals).",
+                numeric_from=1,
+            )
         ]
 
     def validation(self) -> list[Block]:

@@ -23,7 +23,18 @@ from interference.studies.profiling.plan import ALONE_CASES, PROBE, baseline_cas
 
 N_RESAMPLES = 2000
 SEED = 1
-TEXT = ["host", "runtime", "case", "target", "resource", "intensity", "partner", "quota", "metric", "repetition"]
+TEXT = [
+    "host",
+    "runtime",
+    "case",
+    "target",
+    "resource",
+    "intensity",
+    "partner",
+    "quota",
+    "metric",
+    "repetition",
+]
 CELL = ["case", "resource", "intensity", "partner", "quota"]
 SUMMARY_GROUP = ["host", "runtime", "case", "target", "resource", "intensity", "partner", "metric"]
 CI_COLUMNS = ["ci_low", "ci_high", "ci_level", "reason"]
