@@ -82,7 +82,8 @@ regression-check: venv
 # (make advise SERVICES="L S NR" CORES=2 MEMORY=4g; CORES defaults to this host's); and the predictor checked against the pair
 # study's measured pairs (results/stats/placement/validation*.tsv); make check-advice: the
 # advice's recommended and worst-ranked placements compared on their measured runs
-# (config/triples-check.yaml measures a set of three in every placement).
+# (config/triples-check.yaml measures a set of three in every placement). MODEL=cpu-shares validates
+# the CPU-share model instead (its quota sweep: config/cpu-shares.yaml; PROFILES=its results/stats).
 ADVICE_ARGS = --services $(SERVICES) --memory $(or $(MEMORY),4g) \
 	--cores $(if $(filter command line,$(origin CORES)),$(CORES),$(shell nproc))
 advise: venv
@@ -94,4 +95,5 @@ check-advice: venv
 	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement check $(ADVICE_ARGS)
 
 validate-placement: venv
-	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement validate $(if $(REPLICATE),--replicate $(REPLICATE))
+	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement validate $(if $(REPLICATE),--replicate $(REPLICATE)) \
+		$(if $(MODEL),--model $(MODEL)) $(if $(PROFILES),--profiles $(PROFILES))

@@ -225,3 +225,37 @@ def test_the_section_shows_each_microservices_demand_threads_and_speeds_from_the
     assert "1 of them a microservice alone under a CPU quota" in method and "probe Q" not in method
     assert "quota 0.50" in table and "0.25" in table and "1.90" in table and "L (gflops)" in table
     assert "0.31" in shown(0.31)[1] and "0.25" not in shown(0.31)[1]
+
+
+# -- the correction learnt from another session's pairs (item 3), by hand ---------------------------
+def test_the_correction_is_its_layouts_mean_residual_without_its_targets_own_pairs():
+    from interference.studies.profiling import cpu_correction
+
+    threads = {"L": 2, "S": 2, "Y": 1, "P": 1, "NS": 1}
+    cols = ["case", "target", "partner", "metric", "ir_measured", "ir_predicted"]
+    training = pd.DataFrame(
+        [
+            ("3a", "Y", "L", "t", -0.20, 0.0),  # layout (3a, apart, 1 thread, 2 beside)
+            ("3a", "Y", "L", "u", -0.30, 0.0),  # the same unit's second metric: its mean is -0.25
+            ("3a", "P", "L", "t", -0.30, 0.0),
+            ("3a", "NS", "S", "t", -0.10, -0.05),  # residual -0.05
+            ("2", "Y", "L", "t", -0.50, -0.50),  # another layout (together)
+        ],
+        columns=cols,
+    )
+    learnt = cpu_correction.residuals(training, threads).set_index(["case", "target", "partner"])
+    assert learnt.loc[("3a", "Y", "L"), "residual"] == pytest.approx(-0.25)
+    assert learnt.loc[("3a", "Y", "L"), "layout"] == ("3a", False, 1, 2)
+    predicted = pd.DataFrame(
+        [("3a", "Y", "L", "t", 0.0, -0.1, 0.1, 1.0, ""), ("3a", "P", "S", "t", 0.0, -0.1, 0.1, 1.0, ""),
+         ("3b", "Y", "L", "t", 0.0, 0.0, 0.0, np.nan, "")],
+        columns=cpu_shares.PREDICTION_COLUMNS,
+    )  # fmt: skip
+    out = cpu_correction.corrected(predicted, learnt.reset_index(), threads)
+    # Y beside L: its own pairs held out, P|L (-0.30) and NS|S (-0.05) remain: -0.175.
+    assert out.ir[0] == pytest.approx(-0.175) and out.ir_low[0] == pytest.approx(-0.275)
+    assert "2 unit(s) of its layout without Y" in out.reason[0]
+    # P beside S: Y|L (-0.25) and NS|S (-0.05); P|L is P's own.
+    assert out.correction[1] == pytest.approx(-0.15)
+    # No 3b unit was learnt: not corrected, and said so.
+    assert out.ir[2] == 0 and "not corrected" in out.reason[2]

@@ -225,6 +225,12 @@ def test_validate_the_cpu_share_model_from_a_quota_sweep_against_a_replicate(sta
     assert (stats / "placement/validation-cpu-shares.png").exists()
     judged = pd.read_csv(stats / "placement/advice_score-cpu-shares.tsv", sep="\t")
     assert set(judged.predictor) == {"cpu_shares", "replicate", "one_line_rule"}
+    # Corrected by the other session's residuals: its layouts are L's and S's own units only, and a
+    # target's own pairs are held out, so nothing is learnt and the rows say so.
+    assert placement.main(args + ["--profiles", str(profiles), "--correct-from", str(again)]) == 0
+    fixed = pd.read_csv(stats / "placement/validation-cpu-shares-corrected.tsv", sep="\t")
+    assert fixed.ir_predicted.tolist() == pytest.approx([0.0, 0.0])
+    assert fixed.reason.str.contains("not corrected").all()
     # Without a sweep: named, before anything is read.
     assert placement.main(["validate", "--model", "cpu-shares", "--stats", str(stats), "--host", "h"]) == 2
     assert "cpu_speed.tsv is missing: run the quota sweep first" in capsys.readouterr().err

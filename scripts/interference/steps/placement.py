@@ -30,11 +30,11 @@ from pathlib import Path
 import pandas as pd
 
 from interference.core.microservices import registry
-from interference.studies.profiling import advice_check, advice_score, cpu_shares
+from interference.studies.profiling import advice_check, advice_score, cpu_correction, cpu_shares
 from interference.studies.profiling.advise import advise, placements
 from interference.studies.profiling.predict import predict_units
 from interference.studies.profiling.profiles import Profiles
-from interference.studies.profiling.validate import concurrent_rows, figure, validate
+from interference.studies.profiling.validate import concurrent_rows, figure, validate, validation_rows
 
 PROFILE_TABLES = ("sensitivity", "pressure", "limit_effect")
 SIZE = re.compile(r"^\s*([0-9.]+)\s*([kmg]?)b?\s*$", re.IGNORECASE)
@@ -159,6 +159,19 @@ def cpu_curves_of(stats: Path, host: str, runtime: str) -> dict:
     return cpu_shares.curves(table)
 
 
+def corrected_by(predicted: pd.DataFrame, curves: dict, args) -> pd.DataFrame:
+    """The CPU-share predictions corrected by the residuals of the session in --correct-from."""
+    training = measured_of(args.correct_from, args.host, args.runtime)
+    if training is None:
+        raise PlacementError(
+            f"{args.correct_from / 'pairs' / 'interference.tsv'} has no measured pairs of this host"
+        )
+    units = concurrent_rows(training)
+    rows = validation_rows(cpu_shares.predict_units(curves, units, args.cores), training)
+    threads = {ms: c.threads for (ms, _), c in curves.items()}
+    return cpu_correction.corrected(predicted, cpu_correction.residuals(rows, threads), threads)
+
+
 def run_validate(args) -> int:
     profiles_dir = args.profiles or args.stats
     if args.model == "cpu-shares":
@@ -172,8 +185,12 @@ def run_validate(args) -> int:
         )
     # Exactly the measured units (pairs, triples, Case 2-3a), each from the profiles alone.
     units = concurrent_rows(measured)
+    name = args.model.replace("-", "_")
     if args.model == "cpu-shares":
         predicted, first, suffix = cpu_shares.predict_units(curves, units, args.cores), None, "-cpu-shares"
+        if args.correct_from:  # item 3: learnt on another session's pairs, its target's own held out
+            predicted = corrected_by(predicted, curves, args)
+            name, suffix = "cpu_shares_corrected", "-cpu-shares-corrected"
     else:
         predicted, suffix = predict_units(profiles, units), ""
         first = predict_units(profiles, units, rule="product")  # the first model, scored beside it
@@ -184,7 +201,6 @@ def run_validate(args) -> int:
             raise PlacementError(
                 f"{args.replicate / 'pairs' / 'interference.tsv'} has no measured pairs of this host"
             )
-    name = args.model.replace("-", "_")
     rows, summary, failed = validate(predicted, measured, first=first, replicate=replicate, name=name)
     out = args.stats / "placement"
     out.mkdir(parents=True, exist_ok=True)
@@ -221,6 +237,12 @@ def main(argv=None) -> int:
         help="validate: the bubble model (profile) or the CPU-share model (cpu_shares.py, the quota sweep)",
     )
     ap.add_argument("--profiles", type=Path, help="validate: the profiles' results/stats (default: --stats)")
+    ap.add_argument(
+        "--correct-from",
+        type=Path,
+        help="validate --model cpu-shares: correct it by another session's pairs (its results/stats; "
+        "cpu_correction.py), each target's own pairs held out",
+    )
     ap.add_argument("--services", nargs="+", default=[])
     ap.add_argument(
         "--samples",
