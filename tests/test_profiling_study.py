@@ -66,9 +66,14 @@ def test_defaults_are_the_six_microservices_and_every_resource():
     assert cfg["intensities"]["memory"] == [4, 64, 512] and cfg["placements"] == ["2", "3a"]
 
 
-def test_profiling_config_has_the_default_configs_sizes_and_limits():
+@pytest.mark.parametrize("profiles,study", [("profiling", "profiling"), ("cpu-shares", "profiling"),
+                                            ("cpu-shares-pairs", "pairs")])  # fmt: skip
+def test_profiling_configs_have_the_default_configs_sizes_and_limits(profiles, study):
+    """The profiles (and the CPU-share model's own pairs) at the sizes and limits of the default's
+    pairs they predict."""
     pairs = yaml.safe_load((REPO / "config/config.yaml").read_text())["studies"]["pairs"]
-    mine = FULL["studies"]["profiling"]
+    mine = yaml.safe_load((REPO / f"config/{profiles}.yaml").read_text())["studies"][study]
+    validate(yaml.safe_load((REPO / f"config/{profiles}.yaml").read_text()), machine=False)
     assert mine["limits"] == pairs["limits"]
     assert {m: mine["sizes"][m] for m in mine["microservices"]} == {
         m: pairs["sizes"][m] for m in mine["microservices"]
