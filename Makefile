@@ -83,9 +83,11 @@ regression-check: venv
 # study's measured pairs (results/stats/placement/validation*.tsv); make check-advice: the
 # advice's recommended and worst-ranked placements compared on their measured runs
 # (config/triples-check.yaml measures a set of three in every placement). MODEL=cpu-shares validates
-# the CPU-share model instead (its quota sweep: config/cpu-shares.yaml; PROFILES=its results/stats).
+# the CPU-share model instead (its quota sweep: config/cpu-shares.yaml; PROFILES=its results/stats), and
+# make advise MODEL=cpu-shares advises by it.
 ADVICE_ARGS = --services $(SERVICES) --memory $(or $(MEMORY),4g) \
-	--cores $(if $(filter command line,$(origin CORES)),$(CORES),$(shell nproc))
+	--cores $(if $(filter command line,$(origin CORES)),$(CORES),$(shell nproc)) \
+	$(if $(MODEL),--model $(MODEL)) $(if $(PROFILES),--profiles $(PROFILES))
 advise: venv
 	@test -n "$(SERVICES)" || { echo 'usage: make advise SERVICES="L S NR" [CORES=2] [MEMORY=4g]'; exit 2; }
 	PYTHONPATH=scripts $(VENV)/bin/python -m interference.steps.placement advise $(ADVICE_ARGS)

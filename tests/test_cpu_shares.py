@@ -259,3 +259,35 @@ def test_the_correction_is_its_layouts_mean_residual_without_its_targets_own_pai
     assert out.correction[1] == pytest.approx(-0.15)
     # No 3b unit was learnt: not corrected, and said so.
     assert out.ir[2] == 0 and "not corrected" in out.reason[2]
+
+
+# -- the advice by the CPU-share model, and how sure it is (item 5) ------------------------------------
+def test_advice_by_cpu_shares_ranks_by_hand_and_says_how_sure_it_is():
+    from interference.studies.profiling.advise import advise, cpu_total, placements
+
+    curves = {
+        ("L", "gflops"): curve([0.3, 0.5, 0.9, 1.0], case1=0.55, ci=0.01),
+        ("Y", "t"): curve([0.5, 1.0, 1.0, 1.0], case1=1.0, demand=1.0, threads=1, ci=0.01),
+    }
+    metrics, higher = {"L": "gflops", "Y": "t"}, {"L": True, "Y": False}
+    by = {(p.label, p.limited): p for p in placements(["L", "Y"])}
+    # Apart and limited: each on its Case 1 core, 0 for both. Together, unlimited: L's two threads
+    # and Y's one share 2 cores: L 4/3 (speed 0.5 + (1/3)·0.8 = 0.7667), Y 2/3 (speed 2/3).
+    assert cpu_total(curves, by["L | Y", True], metrics, higher, 2)["total_slowdown"] == 0
+    together = cpu_total(curves, by["L+Y", False], metrics, higher, 2)["total_slowdown"]
+    assert together == pytest.approx(-((0.5 + 0.8 / 3) / 0.55 - 1) - (1 - 1 / (2 / 3)))
+
+    def table(sd):
+        total = lambda p: cpu_total(curves, p, metrics, higher, 2)  # noqa: E731
+        return advise(None, ["L", "Y"], metrics, 2, 4.0, 1.0, total_of=total, model_sd=sd)
+
+    sure, unsure = table(None), table(0.25)
+    ranked = sure[sure["rank"].notna()]
+    assert ranked["p_best"].sum() == pytest.approx(1) and unsure["p_best"].sum() == pytest.approx(1)
+    assert ranked.iloc[0].placement == "L | Y" and ranked.iloc[0].limited  # 0 beats L's loss apart
+    assert pd.isna(ranked.iloc[0].indistinguishable_from_first)  # the first is not compared with itself
+    # The model's error widens every interval and makes the first pick less sure.
+    width = lambda t: (t.slowdown_high - t.slowdown_low).dropna()  # noqa: E731
+    assert (width(unsure).to_numpy() > width(sure).to_numpy() + 0.3).all()
+    assert unsure["p_best"].max() < ranked["p_best"].max()
+    assert unsure["indistinguishable_from_first"].dropna().all()

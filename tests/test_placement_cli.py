@@ -225,6 +225,18 @@ def test_validate_the_cpu_share_model_from_a_quota_sweep_against_a_replicate(sta
     assert (stats / "placement/validation-cpu-shares.png").exists()
     judged = pd.read_csv(stats / "placement/advice_score-cpu-shares.tsv", sep="\t")
     assert set(judged.predictor) == {"cpu_shares", "replicate", "one_line_rule"}
+    # Advice by the model, with its validation's error in the intervals and the chance of being best.
+    advice = ["advise", "--model", "cpu-shares", "--stats", str(stats), "--host", "h", "--profiles", str(profiles),
+              "--services", "L", "S", "--cores", "2"]  # fmt: skip
+    assert placement.main(advice + ["--model-error", "auto"]) == 0
+    assert (
+        "the model's error: 5.0 IR points a member (root mean square over 2 validated IRs"
+        in capsys.readouterr().out
+    )
+    table = pd.read_csv(stats / "placement/advice-cpu-shares-L+S.tsv", sep="\t")
+    assert table["p_best"].sum() == pytest.approx(1) and table["rank"].notna().all()
+    assert placement.main(advice + ["--model-error", "lots"]) == 2
+    assert "--model-error 'lots': IR points" in capsys.readouterr().err
     # Corrected by the other session's residuals: its layouts are L's and S's own units only, and a
     # target's own pairs are held out, so nothing is learnt and the rows say so.
     assert placement.main(args + ["--profiles", str(profiles), "--correct-from", str(again)]) == 0

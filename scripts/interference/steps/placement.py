@@ -1,6 +1,6 @@
 """Placement advice from the profiling study's tables (studies/profiling/: predict, validate, advise).
 
-  python -m interference.steps.placement advise --services L S NR --cores 2 --memory 4g
+  python -m interference.steps.placement advise --services L S NR --cores 2 --memory 4g [--model cpu-shares]
   python -m interference.steps.placement validate [--replicate OTHER/results/stats]
   python -m interference.steps.placement validate --model cpu-shares [--profiles DIR] [--replicate ...]
   python -m interference.steps.placement check --services L S NS --cores 2 --memory 4g
@@ -27,11 +27,12 @@ import socket
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from interference.core.microservices import registry
 from interference.studies.profiling import advice_check, advice_score, cpu_correction, cpu_shares
-from interference.studies.profiling.advise import advise, placements
+from interference.studies.profiling.advise import advise, cpu_total, placements
 from interference.studies.profiling.predict import predict_units
 from interference.studies.profiling.profiles import Profiles
 from interference.studies.profiling.validate import concurrent_rows, figure, validate, validation_rows
@@ -105,13 +106,49 @@ def advice_of(args) -> tuple[pd.DataFrame, dict[str, str]]:
     if not 2 <= len(args.services) <= 3 or len(set(args.services)) != len(args.services):
         raise PlacementError("--services takes 2 or 3 different microservices")
     metrics = metrics_for(args.services, args.metric)
-    profiles = profiles_of(args.stats, args.host, args.runtime)
+    profiles_dir = args.profiles or args.stats
+    if args.model == "cpu-shares":
+        curves = cpu_curves_of(profiles_dir, args.host, args.runtime)
+        higher = {s: next(m.higher_is_better for m in registry()[s].metrics if m.name == metrics[s])
+                  for s in args.services}  # fmt: skip
+        profiles, total_of = None, lambda placement: cpu_total(curves, placement, metrics, higher, args.cores)
+    else:
+        profiles, total_of = profiles_of(profiles_dir, args.host, args.runtime), None
     table = advise(profiles, args.services, metrics, args.cores, bytes_of(args.memory),
-                   bytes_of(args.memory_per_member), measured_of(args.stats, args.host, args.runtime))  # fmt: skip
-    out = args.stats / "placement" / f"advice-{'+'.join(args.services)}.tsv"
+                   bytes_of(args.memory_per_member), measured_of(args.stats, args.host, args.runtime),
+                   total_of, model_error(args))  # fmt: skip
+    out = args.stats / "placement" / advice_name(args)
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, sep="\t", index=False)
     return table, metrics
+
+
+def model_error(args) -> float | None:
+    """The SD of a member's IR the model gets wrong (--model-error POINTS, or auto: the root mean
+    square error of its validation in --stats), None without one."""
+    if not args.model_error:
+        return None
+    if args.model_error != "auto":
+        try:
+            return float(args.model_error) / 100
+        except ValueError:
+            raise PlacementError(f"--model-error {args.model_error!r}: IR points (e.g. 15) or auto") from None
+    suffix = "" if args.model == "profile" else f"-{args.model}"
+    path = args.stats / "placement" / f"validation{suffix}.tsv"
+    if not path.exists():
+        raise PlacementError(f"--model-error auto reads {path}: validate the model first")
+    errors = pd.read_csv(path, sep="\t")["error_pp"].dropna()
+    if errors.empty:
+        raise PlacementError(f"{path} has no predicted and measured IR: no model error to read")
+    sd = float(np.sqrt(np.mean(np.square(errors)))) / 100
+    print(f"the model's error: {100 * sd:.1f} IR points a member (root mean square over {len(errors)} "
+          f"validated IRs, {path})")  # fmt: skip
+    return sd
+
+
+def advice_name(args) -> str:
+    model = "" if args.model == "profile" else f"{args.model}-"
+    return f"advice-{model}{'+'.join(args.services)}.tsv"
 
 
 def run_check(args) -> int:
@@ -137,12 +174,13 @@ def run_check(args) -> int:
 
 def run_advise(args) -> int:
     table, metrics = advice_of(args)
-    out = args.stats / "placement" / f"advice-{'+'.join(args.services)}.tsv"
-    shown = table[["rank", "placement", "limited", "total_slowdown", "slowdown_low", "slowdown_high",
-                   "measured_total_slowdown", "excluded_because", "reason"]]  # fmt: skip
+    out = args.stats / "placement" / advice_name(args)
+    shown = table[["rank", "placement", "limited", "total_slowdown", "slowdown_low", "slowdown_high", "p_best",
+                   "indistinguishable_from_first", "measured_total_slowdown", "excluded_because", "reason"]]  # fmt: skip
+    covers = "the profiles' runs and the model's error" if args.model_error else "the profiles' runs"
     print(f"Placements of {', '.join(args.services)} on {args.cores} cores and {args.memory} "
           f"(metrics: {', '.join(f'{k} {v}' for k, v in metrics.items())}); slowdown = the sum of "
-          f"-IR, lower is better, 95 % interval from the profiles' runs:")  # fmt: skip
+          f"-IR, lower is better, 95 % interval from {covers}; p_best: the chance it is the best:")  # fmt: skip
     print(shown.to_string(index=False, na_rep="–"))
     print(f"written: {out}")
     return 0
@@ -234,14 +272,20 @@ def main(argv=None) -> int:
         "--model",
         choices=["profile", "cpu-shares"],
         default="profile",
-        help="validate: the bubble model (profile) or the CPU-share model (cpu_shares.py, the quota sweep)",
+        help="advise, validate: the bubble model (profile) or the CPU-share model (cpu_shares.py, the quota sweep)",
     )
-    ap.add_argument("--profiles", type=Path, help="validate: the profiles' results/stats (default: --stats)")
+    ap.add_argument("--profiles", type=Path, help="the profiles' results/stats (default: --stats)")
     ap.add_argument(
         "--correct-from",
         type=Path,
         help="validate --model cpu-shares: correct it by another session's pairs (its results/stats; "
         "cpu_correction.py), each target's own pairs held out",
+    )
+    ap.add_argument(
+        "--model-error",
+        default="",
+        help="advise: the model's own error in IR points a member (or auto: its validation's root mean "
+        "square error), added to the intervals and the chance of being best",
     )
     ap.add_argument("--services", nargs="+", default=[])
     ap.add_argument(

@@ -15,7 +15,14 @@ Total slowdown = Σ over members of −IR of the metric chosen for each microser
 its interval the 2.5/97.5 % quantiles of the Monte Carlo draws summed per draw (a partner's
 pressure is the same draw in every member's prediction, so the sum is correlated as it should).
 The measured total (where every member's IR of that placement's case was measured) is the same
-sum of interference.tsv's IRs."""
+sum of interference.tsv's IRs.
+
+How sure it is (issue 55, item 5): `p_best`, the share of the draws in which the placement has the
+least total of the ranked ones (the chance it is the best, from the predictive intervals: the
+profiles' noise, not the model's error, which validate.py measures), and
+`indistinguishable_from_first`, whether the 95 % interval of its total less the first's (per
+draw) holds 0. The model: the bubble profiles (predicted_total) or the CPU-share model
+(cpu_total, cpu_shares.py)."""
 
 from __future__ import annotations
 
@@ -26,11 +33,16 @@ import pandas as pd
 
 from interference.core.groups import labels
 from interference.stats.descriptive import CONFIDENCE
+from interference.stats.resampling import rng_for
+from interference.studies.profiling import cpu_shares
 from interference.studies.profiling.predict import Profiles, predict_member
+
+SEED = 20240601
 
 ADVICE_COLUMNS = [
     "rank", "placement", "limited", "case", "total_slowdown", "slowdown_low", "slowdown_high",
-    "members", "measured", "measured_total_slowdown", "feasible", "excluded_because", "reason",
+    "p_best", "indistinguishable_from_first", "members", "measured", "measured_total_slowdown", "feasible",
+    "excluded_because", "reason",
 ]  # fmt: skip
 
 
@@ -124,6 +136,38 @@ def predicted_total(profiles: Profiles, placement: Placement, metrics: dict) -> 
         "slowdown_high": high,
         "members": "; ".join(f"{t} {p.ir:+.3f} [{p.low:+.3f}, {p.high:+.3f}]" for t, p in irs),
         "reason": "; ".join(reasons),
+        "draws": total,
+    }
+
+
+def cpu_total(curves: dict, placement: Placement, metrics: dict, higher: dict, cores: int) -> dict:
+    """predicted_total by the CPU-share model: unlimited, the containers share the host's cores;
+    limited, each container has its members' Case 1 cores (one each) to itself."""
+    missing = [m for m in placement.members if (m, metrics[m]) not in curves]
+    if missing:
+        return {"total_slowdown": np.nan, "reason": f"no CPU profile of {', '.join(sorted(set(missing)))}"}
+    groups = [list(c) for c in placement.containers]
+    n_draws = len(next(iter(curves.values())).case1_draws)
+    # Limited: each container alone on its members' cores; unlimited: all of them on the host's.
+    parts = [([g], len(g)) for g in groups] if placement.limited else [(groups, cores)]
+    irs = []
+    for containers, capacity in parts:
+        if placement.limited and len(containers[0]) == 1:  # alone on its own core: Case 1 itself
+            irs.append((containers[0][0], 0.0, np.zeros(n_draws)))
+            continue
+        names = [m for c in containers for m in c]
+        got = cpu_shares.member_irs(curves, containers, capacity,
+                                    {i: (metrics[m], higher[m]) for i, m in enumerate(names)})  # fmt: skip
+        irs += [(names[i], ir, draws) for i, (_, ir, draws) in sorted(got.items())]
+    total = -np.sum([d for _, _, d in irs], axis=0)
+    low, high = np.quantile(total, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+    return {
+        "total_slowdown": 0.0 - sum(ir for _, ir, _ in irs),
+        "slowdown_low": low,
+        "slowdown_high": high,
+        "members": "; ".join(f"{t} {ir:+.3f}" for t, ir, _ in irs),
+        "reason": "",
+        "draws": total,
     }
 
 
@@ -149,22 +193,37 @@ def advise(
     memory: float,
     memory_per_member: float,
     measured: pd.DataFrame | None = None,
+    total_of=None,
+    model_sd: float | None = None,
 ) -> pd.DataFrame:
     """The placements of `members` (2 or 3 microservice ids) on a host of `cores` cores and
     `memory` memory (each member's Case 1 limit `memory_per_member`, same unit), ranked by
     predicted total slowdown of the metric chosen per microservice (metrics[id]); `measured`:
-    interference.tsv rows of this host and runtime (ADVICE_COLUMNS)."""
+    interference.tsv rows of this host and runtime (ADVICE_COLUMNS); `total_of(placement)`: another
+    model's predicted_total (default: the bubble profiles'); `model_sd`: the model's own error
+    (SD of a member's IR), added to every member of every placement as an independent normal
+    draw, so that p_best and the intervals cover it (conservative for differences: a model's
+    errors for one member in two placements are alike, not independent)."""
+    total_of = total_of or (lambda placement: predicted_total(profiles, placement, metrics))
     if measured is not None:
         measured = measured.astype({c: str for c in ("case", "target", "partner", "metric")})
         if "host" in measured and measured[["host", "runtime"]].drop_duplicates().shape[0] > 1:
             raise ValueError("measured rows of several hosts or runtimes: pass those of one")
-    rows = []
+    rows, draws = [], {}
     for placement in placements(members):
         why = excluded_because(placement, cores, memory, memory_per_member)
         row = {"placement": placement.label, "limited": placement.limited, "case": placement.case}
         row |= {"feasible": not why, "excluded_because": why}
         if not why:
-            row |= predicted_total(profiles, placement, metrics)
+            predicted = total_of(placement)
+            drawn = predicted.pop("draws", None)
+            if model_sd and drawn is not None:
+                rng = rng_for(SEED, ("model error", placement.label, placement.limited))
+                drawn = drawn + rng.normal(0, model_sd, (len(placement.members), len(drawn))).sum(axis=0)
+                low, high = np.quantile(drawn, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+                predicted |= {"slowdown_low": low, "slowdown_high": high}
+            draws[placement.label, placement.limited] = drawn
+            row |= predicted
             row["measured_total_slowdown"] = measured_total(placement, metrics, measured)
         rows.append(row)
     table = pd.DataFrame(rows).reindex(columns=ADVICE_COLUMNS)
@@ -176,4 +235,20 @@ def advise(
     )
     ranked = table.feasible & table.total_slowdown.notna()
     table.loc[ranked, "rank"] = np.arange(1, ranked.sum() + 1)
+    _how_sure(table, ranked, draws)
     return table
+
+
+def _how_sure(table: pd.DataFrame, ranked: pd.Series, draws: dict) -> None:
+    """p_best and indistinguishable_from_first of the ranked rows, from their draws."""
+    keys = [(p, bool(limited)) for p, limited in zip(table.placement[ranked], table.limited[ranked])]
+    drawn = [draws.get(k) for k in keys]
+    if not keys or any(d is None or not np.isfinite(d).all() for d in drawn):
+        return
+    matrix = np.vstack(drawn)  # placements x draws
+    best = np.bincount(matrix.argmin(axis=0), minlength=len(keys)) / matrix.shape[1]
+    low, high = np.quantile(matrix - matrix[0], [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2], axis=1)
+    index = table.index[ranked]
+    table["indistinguishable_from_first"] = table["indistinguishable_from_first"].astype(object)
+    table.loc[index, "p_best"] = best
+    table.loc[index[1:], "indistinguishable_from_first"] = ((low <= 0) & (high >= 0))[1:]

@@ -172,31 +172,41 @@ def predict_unit(
         containers = [[target], list(apart)]
     else:
         containers = [[target, *mine], *([m] for m in apart)]
-    names = [m for c in containers for m in c]
-    missing = [m for m in sorted(set(names)) if not any(k[0] == m for k in curves_)]
-    curve = curves_.get((target, metric))
-    if curve is None or missing:
+    missing = [m for m in sorted({m for c in containers for m in c}) if not any(k[0] == m for k in curves_)]
+    if (target, metric) not in curves_ or missing:
         absent = missing or [f"{target} ({metric})"]
         return row | {"ir": np.nan, "ir_low": np.nan, "ir_high": np.nan, "share": np.nan,
                       "reason": f"no CPU profile of {', '.join(absent)}"}  # fmt: skip
+    share, point, draws = member_irs(curves_, containers, cores, {0: (metric, higher_is_better)})[0]
+    low, high = np.nanquantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+    return row | {"ir": point, "ir_low": float(low), "ir_high": float(high), "share": share, "reason": ""}
+
+
+def member_irs(
+    curves_: dict, containers: list[list[str]], cores: float, wanted: dict[int, tuple[str, bool]]
+) -> dict[int, tuple[float, float, np.ndarray]]:
+    """For each member instance i in `wanted` (its index in the containers read in order, with its
+    metric and whether higher is better): its share, its IR and the IR's draws, the containers
+    sharing `cores` cores."""
+    names = [m for c in containers for m in c]
     # Any metric's curve of a member: its demand and threads are its runs', the same for each.
     of = {m: next(v for k, v in curves_.items() if k[0] == m) for m in set(names)}
-    # Members as instances (a self-pair's two copies are two), the target the first.
     layout, i = [], 0
-    for c in containers:
+    for c in containers:  # members as instances: a self-pair's two copies are two
         layout.append(list(range(i, i + len(c))))
         i += len(c)
     demand = {i: of[n].demand for i, n in enumerate(names)}
     threads = {i: of[n].threads for i, n in enumerate(names)}
-    share = shares(layout, demand, threads, cores)[0][0]
-    if share >= SATISFIED * curve.demand:  # all it wants: as alone and unlimited (1u, speed 1)
-        speed, drawn = 1.0, np.ones(len(curve.case1_draws))
-    else:  # held to its share, as a quota of that many cores holds it
-        speed, drawn = curve.at(share)
-    point = float(ir_of(speed / curve.case1, higher_is_better))
-    draws = ir_of(drawn / curve.case1_draws, higher_is_better)
-    low, high = np.nanquantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
-    return row | {"ir": point, "ir_low": float(low), "ir_high": float(high), "share": share, "reason": ""}
+    share_of = [s for part in shares(layout, demand, threads, cores) for s in part]
+    out = {}
+    for i, (metric, higher) in wanted.items():
+        curve, share = curves_[(names[i], metric)], share_of[i]
+        if share >= SATISFIED * curve.demand:  # all it wants: as alone and unlimited (1u, speed 1)
+            speed, drawn = 1.0, np.ones(len(curve.case1_draws))
+        else:  # held to its share, as a quota of that many cores holds it
+            speed, drawn = curve.at(share)
+        out[i] = (share, float(ir_of(speed / curve.case1, higher)), ir_of(drawn / curve.case1_draws, higher))
+    return out
 
 
 def predict_units(curves_: dict, units: pd.DataFrame, cores: float) -> pd.DataFrame:
