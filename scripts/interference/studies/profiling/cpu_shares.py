@@ -31,19 +31,17 @@ threads of a barrier-synchronised program beyond what a quota costs it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from interference.core.groups import read_partner_label
-from interference.stats.descriptive import CONFIDENCE
-from interference.stats.resampling import rng_for
-from interference.studies.profiling.profiles import monotone_nonincreasing
+from interference.stats.descriptive import CONFIDENCE, as_bool
+from interference.studies.profiling.profiles import monotone_nonincreasing, normal_draws
 
 SEED = 20240601
 N_DRAWS = 2000
-Z = stats.norm.ppf(0.5 + CONFIDENCE / 2)
 # Case -> (the target shares its container with its partners, the containers are limited).
 CASE_LAYOUT = {"2": (True, False), "3a": (False, False), "3b": (False, True), "2-3a": (False, False)}
 # A member given at least this part of its demand runs as if alone and unlimited: the curve's
@@ -90,13 +88,19 @@ class SpeedCurve:
     demand: float
     threads: int
 
-    def at(self, c: float) -> tuple[float, np.ndarray]:
-        """The speed at a share of c cores, and its draws (monotone curve through (0, 0))."""
+    @cached_property
+    def _fitted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The curve through (0, 0), made monotone once: its cores, point curve and drawn curves."""
         x = np.concatenate([[0.0], self.cores])
         point = monotone_nondecreasing(np.concatenate([[0.0], self.speed])[None, :])[0]
         drawn = monotone_nondecreasing(
             np.concatenate([np.zeros((len(self.speed_draws), 1)), self.speed_draws], axis=1)
         )
+        return x, point, drawn
+
+    def at(self, c: float) -> tuple[float, np.ndarray]:
+        """The speed at a share of c cores, and its draws (monotone curve through (0, 0))."""
+        x, point, drawn = self._fitted
         return float(np.interp(c, x, point)), _interp_rows(c, x, drawn)
 
 
@@ -114,12 +118,6 @@ def _interp_rows(c: float, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return (1 - t) * rows[:, j - 1] + t * rows[:, j]
 
 
-def _draws(point: float, low: float, high: float, key: tuple, n: int) -> np.ndarray:
-    if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
-        return np.full(n, point)
-    return point + (high - low) / (2 * Z) * rng_for(SEED, key).standard_normal(n)
-
-
 def curves(cpu_speed: pd.DataFrame, n_draws: int = N_DRAWS) -> dict[tuple[str, str], SpeedCurve]:
     """(microservice, metric) -> its SpeedCurve, from cpu_speed.tsv's rows of one host and runtime."""
     out = {}
@@ -131,7 +129,7 @@ def curves(cpu_speed: pd.DataFrame, n_draws: int = N_DRAWS) -> dict[tuple[str, s
             continue
         draws = np.column_stack(
             [
-                _draws(r.speed, r.ci_low, r.ci_high, (ms, metric, "1q", r.cores), n_draws)
+                normal_draws(r.speed, r.ci_low, r.ci_high, SEED, (ms, metric, "1q", r.cores), n_draws)
                 for r in swept.itertuples()
             ]
         )
@@ -141,15 +139,11 @@ def curves(cpu_speed: pd.DataFrame, n_draws: int = N_DRAWS) -> dict[tuple[str, s
             speed=swept["speed"].to_numpy(float),
             speed_draws=draws,
             case1=float(c1.speed),
-            case1_draws=_draws(c1.speed, c1.ci_low, c1.ci_high, (ms, metric, "1"), n_draws),
+            case1_draws=normal_draws(c1.speed, c1.ci_low, c1.ci_high, SEED, (ms, metric, "1"), n_draws),
             demand=float(base.iloc[0].cpu_cores),
             threads=int(base.iloc[0].threads),
         )
     return out
-
-
-def _truthy(x) -> bool:
-    return str(x).strip().lower() not in ("false", "0", "")
 
 
 def ir_of(ratio, higher_is_better: bool):
@@ -215,10 +209,9 @@ def predict_units(curves_: dict, units: pd.DataFrame, cores: float) -> pd.DataFr
     keys = units[["case", "target", "partner", "metric", "higher_is_better"]].drop_duplicates(
         ["case", "target", "partner", "metric"]
     )
+    keys = keys.assign(higher_is_better=as_bool(keys["higher_is_better"]))
     rows = [
-        predict_unit(
-            curves_, str(k.case), k.target, str(k.partner), k.metric, cores, _truthy(k.higher_is_better)
-        )
+        predict_unit(curves_, str(k.case), k.target, str(k.partner), k.metric, cores, k.higher_is_better)
         for k in keys.itertuples(index=False)
     ]
     return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)

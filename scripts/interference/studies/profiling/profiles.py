@@ -39,6 +39,13 @@ VALUES = {
 }
 
 
+def normal_draws(point: float, low: float, high: float, seed: int, key: tuple, n: int) -> np.ndarray:
+    """n draws of an input from a normal whose 95 % interval is its CI (none: exact), seeded by
+    the seed and the input's key."""
+    sd = (high - low) / (2 * Z) if np.isfinite(low) and np.isfinite(high) else 0.0
+    return point + sd * rng_for(seed, key).standard_normal(n)
+
+
 def monotone_nonincreasing(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Weighted least-squares non-increasing fit along the last axis (isotonic regression, by the
     min-max formula f_i = min over a <= i of max over b >= i of the weighted mean of a..b; exact,
@@ -91,8 +98,7 @@ class Profiles:
         return cls(*tables, **options)
 
     def _draws(self, point: float, low: float, high: float, key: tuple) -> np.ndarray:
-        sd = (high - low) / (2 * Z) if np.isfinite(low) and np.isfinite(high) else 0.0
-        return point + sd * rng_for(self.seed, key).standard_normal(self.n_draws)
+        return normal_draws(point, low, high, self.seed, key, self.n_draws)
 
     def curve(self, ms: str, placement: str, resource: str, metric: str):
         """(intensities, point curve, drawn curves) with the (0, 0) anchor, monotone; or None."""
