@@ -468,3 +468,8 @@ def test_the_triples_rows_are_scored_on_their_own_too():
     assert table.loc[("triples", "profile", "mae_pp"), "value"] == pytest.approx(4.0)
     assert table.loc[("triples", "profile", "mae_pp"), "units"] == 2
     assert "triples" not in set(validate.summary(validation(), n_resamples=300).scope)  # pairs only: none
+    # Each target's pairs on their own, the triples' rows left out of them.
+    pairs_of_a = rows[(rows.target == "A") & ~rows.partner.str.contains(r"[+|]")]
+    expected = (pairs_of_a.ir_measured - pairs_of_a.ir_predicted).abs().mean() * 100
+    assert table.loc[("pairs of A", "profile", "mae_pp"), "value"] == pytest.approx(expected)
+    assert table.loc[("pairs of A", "profile", "mae_pp"), "rows"] == len(pairs_of_a)

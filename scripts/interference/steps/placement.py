@@ -16,7 +16,9 @@ measured, both intervals) in results/stats/placement/. `check` advises, then com
 recommended and the worst-ranked of the measured placements run by run (advice_check.py:
 results/stats/placement/advice-check-<services>.tsv). `--model cpu-shares` validates the CPU-share
 model (studies/profiling/cpu_shares.py, from the quota sweep's cpu_speed.tsv under --profiles,
-default --stats) instead of the bubble model, into validation-cpu-shares*.tsv. All read
+default --stats) instead of the bubble model, into validation-cpu-shares*.tsv; `--model
+cpu-shares+pinned` adds to its CPU part the rest from bubbles on the other core (pinned.py: the
+profiling study's placement 3b), into validation-cpu-shares-pinned*.tsv. All read
 the tables of one host and runtime (default: this host, docker); a missing table is named."""
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ import numpy as np
 import pandas as pd
 
 from interference.core.microservices import registry
-from interference.studies.profiling import advice_check, advice_score, cpu_correction, cpu_shares
+from interference.studies.profiling import advice_check, advice_score, cpu_correction, cpu_shares, pinned
 from interference.studies.profiling.advise import advise, cpu_total, placements
 from interference.studies.profiling.predict import predict_units
 from interference.studies.profiling.profiles import Profiles
 from interference.studies.profiling.validate import concurrent_rows, figure, validate, validation_rows
 
 PROFILE_TABLES = ("sensitivity", "pressure", "limit_effect")
+# The models read from the quota sweep: the CPU part alone, and with the rest from pinned bubbles.
+PINNED = "cpu-shares+pinned"
+CPU_MODELS = ("cpu-shares", PINNED)
 SIZE = re.compile(r"^\s*([0-9.]+)\s*([kmg]?)b?\s*$", re.IGNORECASE)
 
 
@@ -107,11 +112,13 @@ def advice_of(args) -> tuple[pd.DataFrame, dict[str, str]]:
         raise PlacementError("--services takes 2 or 3 different microservices")
     metrics = metrics_for(args.services, args.metric)
     profiles_dir = args.profiles or args.stats
-    if args.model == "cpu-shares":
+    if args.model in CPU_MODELS:
         curves = cpu_curves_of(profiles_dir, args.host, args.runtime)
         higher = {s: next(m.higher_is_better for m in registry()[s].metrics if m.name == metrics[s])
                   for s in args.services}  # fmt: skip
-        profiles, total_of = None, lambda placement: cpu_total(curves, placement, metrics, higher, args.cores)
+        rest = pinned_rest_of(profiles_dir, args) if args.model == PINNED else None
+        profiles = None
+        total_of = lambda placement: cpu_total(curves, placement, metrics, higher, args.cores, rest)  # noqa: E731
     else:
         profiles, total_of = profiles_of(profiles_dir, args.host, args.runtime), None
     table = advise(profiles, args.services, metrics, args.cores, bytes_of(args.memory),
@@ -121,6 +128,19 @@ def advice_of(args) -> tuple[pd.DataFrame, dict[str, str]]:
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, sep="\t", index=False)
     return table, metrics
+
+
+def pinned_rest_of(profiles_dir: Path, args):
+    rest = pinned.rest_of(profiles_of(profiles_dir, args.host, args.runtime))
+    if rest is None:
+        raise PlacementError(f"{profiles_dir / 'profiling'} has no placement 3b: profile pinned bubbles first "
+                             "(config/cpu-shares-pinned.yaml)")  # fmt: skip
+    return rest
+
+
+def model_suffix(model: str) -> str:
+    """The file names' part of a model: none for the bubble model, else its name (+ as -)."""
+    return "" if model == "profile" else "-" + model.replace("+", "-")
 
 
 def model_error(args) -> float | None:
@@ -133,8 +153,7 @@ def model_error(args) -> float | None:
             return float(args.model_error) / 100
         except ValueError:
             raise PlacementError(f"--model-error {args.model_error!r}: IR points (e.g. 15) or auto") from None
-    suffix = "" if args.model == "profile" else f"-{args.model}"
-    path = args.stats / "placement" / f"validation{suffix}.tsv"
+    path = args.stats / "placement" / f"validation{model_suffix(args.model)}.tsv"
     if not path.exists():
         raise PlacementError(f"--model-error auto reads {path}: validate the model first")
     errors = pd.read_csv(path, sep="\t")["error_pp"].dropna()
@@ -147,8 +166,7 @@ def model_error(args) -> float | None:
 
 
 def advice_name(args) -> str:
-    model = "" if args.model == "profile" else f"{args.model}-"
-    return f"advice-{model}{'+'.join(args.services)}.tsv"
+    return f"advice{model_suffix(args.model)}-{'+'.join(args.services)}.tsv"
 
 
 def run_check(args) -> int:
@@ -212,10 +230,12 @@ def corrected_by(predicted: pd.DataFrame, curves: dict, args) -> pd.DataFrame:
 
 def run_validate(args) -> int:
     profiles_dir = args.profiles or args.stats
-    if args.model == "cpu-shares":
+    if args.model in CPU_MODELS:
         curves = cpu_curves_of(profiles_dir, args.host, args.runtime)
-    else:
+    if args.model != "cpu-shares":
         profiles = profiles_of(profiles_dir, args.host, args.runtime)
+    if args.model == PINNED:
+        pinned_rest_of(profiles_dir, args)  # says so when the profiles have no placement 3b
     measured = measured_of(args.stats, args.host, args.runtime)
     if measured is None:
         raise PlacementError(
@@ -223,9 +243,11 @@ def run_validate(args) -> int:
         )
     # Exactly the measured units (pairs, triples, Case 2-3a), each from the profiles alone.
     units = concurrent_rows(measured)
-    name = args.model.replace("-", "_")
-    if args.model == "cpu-shares":
-        predicted, first, suffix = cpu_shares.predict_units(curves, units, args.cores), None, "-cpu-shares"
+    name, suffix = args.model.replace("-", "_").replace("+", "_"), model_suffix(args.model)
+    if args.model == PINNED:  # item 2: the CPU part times the rest from bubbles on the other core
+        predicted, first = pinned.predict_units(curves, profiles, units, args.cores), None
+    elif args.model == "cpu-shares":
+        predicted, first = cpu_shares.predict_units(curves, units, args.cores), None
         if args.correct_from:  # item 3: learnt on another session's pairs, its target's own held out
             predicted = corrected_by(predicted, curves, args)
             name, suffix = "cpu_shares_corrected", "-cpu-shares-corrected"
@@ -270,7 +292,7 @@ def main(argv=None) -> int:
     )
     ap.add_argument(
         "--model",
-        choices=["profile", "cpu-shares"],
+        choices=["profile", *CPU_MODELS],
         default="profile",
         help="advise, validate: the bubble model (profile) or the CPU-share model (cpu_shares.py, the quota sweep)",
     )

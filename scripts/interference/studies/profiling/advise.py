@@ -34,7 +34,7 @@ import pandas as pd
 from interference.core.groups import labels
 from interference.stats.descriptive import CONFIDENCE
 from interference.stats.resampling import rng_for
-from interference.studies.profiling import cpu_shares
+from interference.studies.profiling import cpu_shares, pinned
 from interference.studies.profiling.predict import Profiles, predict_member
 
 SEED = 20240601
@@ -140,9 +140,13 @@ def predicted_total(profiles: Profiles, placement: Placement, metrics: dict) -> 
     }
 
 
-def cpu_total(curves: dict, placement: Placement, metrics: dict, higher: dict, cores: int) -> dict:
+def cpu_total(
+    curves: dict, placement: Placement, metrics: dict, higher: dict, cores: int, rest=None
+) -> dict:
     """predicted_total by the CPU-share model: unlimited, the containers share the host's cores;
-    limited, each container has its members' Case 1 cores (one each) to itself."""
+    limited, each container has its members' Case 1 cores (one each) to itself. With `rest`
+    (pinned.rest_of: a member's IR beside its partners from bubbles on the other core), each
+    member's 1 + IR is its CPU part's times the rest's (pinned.py)."""
     missing = [m for m in placement.members if (m, metrics[m]) not in curves]
     if missing:
         return {"total_slowdown": np.nan, "reason": f"no CPU profile of {', '.join(sorted(set(missing)))}"}
@@ -159,6 +163,10 @@ def cpu_total(curves: dict, placement: Placement, metrics: dict, higher: dict, c
         got = cpu_shares.member_irs(curves, containers, capacity,
                                     {i: (metrics[m], higher[m]) for i, m in enumerate(names)})  # fmt: skip
         irs += [(names[i], ir, draws) for i, (_, ir, draws) in sorted(got.items())]
+    if rest is not None:
+        irs, missing = pinned.with_rest(irs, placement.members, metrics, rest)
+        if missing:
+            return {"total_slowdown": np.nan, "reason": missing}
     total = -np.sum([d for _, _, d in irs], axis=0)
     low, high = np.quantile(total, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
     return {

@@ -157,23 +157,34 @@ def predict_unit(
 ) -> dict:
     """The row (PREDICTION_COLUMNS) of one measured unit from the members' curves."""
     row = {"case": case, "target": target, "partner": partner, "metric": metric}
-    together, limited = CASE_LAYOUT[case]
-    if limited:
+    if CASE_LAYOUT[case][1]:  # limited
         return row | {"ir": 0.0, "ir_low": 0.0, "ir_high": 0.0, "share": np.nan,
                       "reason": "Case 3b: cores of its own, as in Case 1 (no CPU part)"}  # fmt: skip
-    mine, apart = read_partner_label(partner, together)
-    if case == "2-3a" and "|" not in partner:  # the member apart: the two others share a container
-        containers = [[target], list(apart)]
-    else:
-        containers = [[target, *mine], *([m] for m in apart)]
+    containers = containers_of(case, target, partner)
     missing = [m for m in sorted({m for c in containers for m in c}) if not any(k[0] == m for k in curves_)]
     if (target, metric) not in curves_ or missing:
         absent = missing or [f"{target} ({metric})"]
         return row | {"ir": np.nan, "ir_low": np.nan, "ir_high": np.nan, "share": np.nan,
                       "reason": f"no CPU profile of {', '.join(absent)}"}  # fmt: skip
-    share, point, draws = member_irs(curves_, containers, cores, {0: (metric, higher_is_better)})[0]
+    share, point, draws = unit_irs(curves_, case, target, partner, metric, cores, higher_is_better)
     low, high = np.nanquantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
     return row | {"ir": point, "ir_low": float(low), "ir_high": float(high), "share": share, "reason": ""}
+
+
+def containers_of(case: str, target: str, partner: str) -> list[list[str]]:
+    """The unit's containers, the target first in the first (Cases 2, 3a, 2-3a)."""
+    mine, apart = read_partner_label(partner, CASE_LAYOUT[case][0])
+    if case == "2-3a" and "|" not in partner:  # the member apart: the two others share a container
+        return [[target], list(apart)]
+    return [[target, *mine], *([m] for m in apart)]
+
+
+def unit_irs(
+    curves_: dict, case: str, target: str, partner: str, metric: str, cores: float, higher_is_better: bool
+) -> tuple[float, float, np.ndarray]:
+    """The target's share, IR and the IR's draws in one unit (its curves and its partners' all
+    present; Cases 2, 3a, 2-3a)."""
+    return member_irs(curves_, containers_of(case, target, partner), cores, {0: (metric, higher_is_better)})[0]
 
 
 def member_irs(

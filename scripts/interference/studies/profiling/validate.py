@@ -181,15 +181,19 @@ def unit_bootstrap(statistic, n_units: int, seed: int, key: tuple, n_resamples: 
 def summary(
     rows: pd.DataFrame, seed: int = SEED, n_resamples: int = N_RESAMPLES, name: str = "profile"
 ) -> pd.DataFrame:
-    """The summary table (SUMMARY_COLUMNS), over all cases, per case, and over the triples' rows
-    (a partner naming two others) where there are any; `name`: the predictor's (ir_predicted)."""
+    """The summary table (SUMMARY_COLUMNS), over all cases, per case, over the triples' rows (a
+    partner naming two others) where there are any, and over each target's pairs ("pairs of L");
+    `name`: the predictor's (ir_predicted)."""
     needed = ["ir_measured", "ir_predicted", "ir_case_mean_loo"]
     # Every predictor on the same rows (those given: the first model, the replicate).
     needed += [c for c in ("ir_product", "ir_replicate") if rows[c].notna().any()]
     scored = rows.dropna(subset=needed)
     scopes = [("all", scored), *((f"case {c}", g) for c, g in scored.groupby("case"))]
-    triples = scored[scored.partner.astype(str).str.contains(OF_A_TRIPLE)]
+    of_a_triple = scored.partner.astype(str).str.contains(OF_A_TRIPLE)
+    triples = scored[of_a_triple]
     scopes += [("triples", triples)] if len(triples) else []
+    # Each target's pairs on their own (issue 55 asks for the figures per microservice).
+    scopes += [(f"pairs of {t}", g) for t, g in scored[~of_a_triple].groupby("target")]
     out = [row for scope, part in scopes for row in _scope_rows(scope, part, seed, n_resamples, name)]
     return pd.DataFrame(out, columns=SUMMARY_COLUMNS)
 
