@@ -39,15 +39,19 @@ for _study in STUDIES:
 
 
 # Placement advice checked (issue 35): with both the profiling and the pair study in the config,
-# on one host and a runtime both ran on, the predictions from the profiles alone against the
-# pairs measured (steps/placement.py validate); the report's profiling section shows the result.
+# on one host and a runtime both ran on, and bubbles profiled, the bubble model's predictions from
+# the profiles alone against the pairs measured (steps/placement.py validate); the report's
+# profiling section shows the result. Profiles of the quota sweep alone (no bubble) are the
+# CPU-share model's: `make validate-placement MODEL=cpu-shares` scores it.
 PLACEMENT_RUNTIMES = (
     [
         rt
         for rt in CONFIG["studies"]["profiling"]["runtimes"]
         if rt in CONFIG["studies"]["pairs"]["runtimes"]
     ]
-    if {"pairs", "profiling"} <= set(STUDIES) and len(HOSTS) == 1
+    if {"pairs", "profiling"} <= set(STUDIES)
+    and len(HOSTS) == 1
+    and CONFIG["studies"]["profiling"]["resources"]
     else []
 )
 PLACEMENT_VALIDATION = (
