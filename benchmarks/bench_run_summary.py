@@ -60,7 +60,10 @@ def run_level_irs(samples: pd.DataFrame, summary) -> pd.DataFrame:
     rows = []
     for (case, target, partner, metric), g in runs[runs["side"] == "concurrent"].groupby(CELL):
         b = base[(base["target"] == target) & (base["metric"] == metric)]
-        (vx, dx), (vb, db) = var[(target, metric, "concurrent")], var.get((target, metric, "alone"), (math.nan, 0))
+        (vx, dx), (vb, db) = (
+            var[(target, metric, "concurrent")],
+            var.get((target, metric, "alone"), (math.nan, 0)),
+        )
         if b.empty or not (dx > 0 and db > 0):
             continue
         sx, sb = vx / len(g), vb / len(b)

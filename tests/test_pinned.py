@@ -81,7 +81,9 @@ def test_the_advice_adds_each_members_rest_to_its_cpu_part():
     by = {(p.label, p.limited): p for p in placements(["L", "Y"])}
     rest = pinned.rest_of(pinned_profiles())
     # Apart and limited: no CPU part; L beside Y's memory pressure loses 10 %, Y nothing.
-    assert cpu_total(CURVES, by["L | Y", True], metrics, higher, 2, rest)["total_slowdown"] == pytest.approx(0.1)
+    assert cpu_total(CURVES, by["L | Y", True], metrics, higher, 2, rest)["total_slowdown"] == pytest.approx(
+        0.1
+    )
     together = cpu_total(CURVES, by["L+Y", False], metrics, higher, 2, rest)["total_slowdown"]
     assert together == pytest.approx(-((0.5 + 0.8 / 3) / 0.55 * 0.9 - 1) - (1 - 1 / (2 / 3)))
     total = lambda p: cpu_total(CURVES, p, metrics, higher, 2, rest)  # noqa: E731

@@ -140,9 +140,7 @@ def predicted_total(profiles: Profiles, placement: Placement, metrics: dict) -> 
     }
 
 
-def cpu_total(
-    curves: dict, placement: Placement, metrics: dict, higher: dict, cores: int, rest=None
-) -> dict:
+def cpu_total(curves: dict, placement: Placement, metrics: dict, higher: dict, cores: int, rest=None) -> dict:
     """predicted_total by the CPU-share model: unlimited, the containers share the host's cores;
     limited, each container has its members' Case 1 cores (one each) to itself. With `rest`
     (pinned.rest_of: a member's IR beside its partners from bubbles on the other core), each

@@ -184,7 +184,9 @@ def unit_irs(
 ) -> tuple[float, float, np.ndarray]:
     """The target's share, IR and the IR's draws in one unit (its curves and its partners' all
     present; Cases 2, 3a, 2-3a)."""
-    return member_irs(curves_, containers_of(case, target, partner), cores, {0: (metric, higher_is_better)})[0]
+    return member_irs(curves_, containers_of(case, target, partner), cores, {0: (metric, higher_is_better)})[
+        0
+    ]
 
 
 def member_irs(

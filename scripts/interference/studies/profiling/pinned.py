@@ -81,7 +81,9 @@ def predict_units(curves: dict, profiles: Profiles, units: pd.DataFrame, cores: 
     )
     keys = keys.assign(higher_is_better=as_bool(keys["higher_is_better"]))
     rows = [
-        predict_unit(curves, profiles, str(k.case), k.target, str(k.partner), k.metric, cores, k.higher_is_better)
+        predict_unit(
+            curves, profiles, str(k.case), k.target, str(k.partner), k.metric, cores, k.higher_is_better
+        )
         for k in keys.itertuples(index=False)
     ]
     return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
@@ -93,7 +95,9 @@ def rest_of(profiles: Profiles):
     placement 3b."""
     if not profiles.has_placement(PLACEMENT):
         return None
-    return lambda target, metric, partners: predict_member(profiles, target, metric, apart=partners, limited=True)
+    return lambda target, metric, partners: predict_member(
+        profiles, target, metric, apart=partners, limited=True
+    )
 
 
 def with_rest(irs: list, members, metrics: dict, rest) -> tuple[list, str]:
