@@ -116,7 +116,11 @@ def advice_of(args) -> tuple[pd.DataFrame, dict[str, str]]:
         curves = cpu_curves_of(profiles_dir, args.host, args.runtime)
         higher = {s: next(m.higher_is_better for m in registry()[s].metrics if m.name == metrics[s])
                   for s in args.services}  # fmt: skip
-        rest = pinned_rest_of(profiles_dir, args) if args.model == PINNED else None
+        rest = (
+            pinned_rest_of(profiles_of(profiles_dir, args.host, args.runtime), profiles_dir)
+            if args.model == PINNED
+            else None
+        )
         profiles = None
         total_of = lambda placement: cpu_total(curves, placement, metrics, higher, args.cores, rest)  # noqa: E731
     else:
@@ -130,8 +134,9 @@ def advice_of(args) -> tuple[pd.DataFrame, dict[str, str]]:
     return table, metrics
 
 
-def pinned_rest_of(profiles_dir: Path, args):
-    rest = pinned.rest_of(profiles_of(profiles_dir, args.host, args.runtime))
+def pinned_rest_of(profiles: Profiles, profiles_dir: Path):
+    """pinned.rest_of the profiles, or a clear error where they have no placement 3b."""
+    rest = pinned.rest_of(profiles)
     if rest is None:
         raise PlacementError(f"{profiles_dir / 'profiling'} has no placement 3b: profile pinned bubbles first "
                              "(config/cpu-shares-pinned.yaml)")  # fmt: skip
@@ -235,7 +240,7 @@ def run_validate(args) -> int:
     if args.model != "cpu-shares":
         profiles = profiles_of(profiles_dir, args.host, args.runtime)
     if args.model == PINNED:
-        pinned_rest_of(profiles_dir, args)  # says so when the profiles have no placement 3b
+        pinned_rest_of(profiles, profiles_dir)  # says so when the profiles have no placement 3b
     measured = measured_of(args.stats, args.host, args.runtime)
     if measured is None:
         raise PlacementError(

@@ -156,19 +156,33 @@ def predict_unit(
     curves_: dict, case: str, target: str, partner: str, metric: str, cores: float, higher_is_better: bool
 ) -> dict:
     """The row (PREDICTION_COLUMNS) of one measured unit from the members' curves."""
+    return predict_unit_with_draws(curves_, case, target, partner, metric, cores, higher_is_better)[0]
+
+
+def predict_unit_with_draws(
+    curves_: dict, case: str, target: str, partner: str, metric: str, cores: float, higher_is_better: bool
+) -> tuple[dict, np.ndarray | None]:
+    """predict_unit's row and the IR's draws behind its interval (zeros in Case 3b, None where a
+    profile is missing)."""
     row = {"case": case, "target": target, "partner": partner, "metric": metric}
     if CASE_LAYOUT[case][1]:  # limited
         return row | {"ir": 0.0, "ir_low": 0.0, "ir_high": 0.0, "share": np.nan,
-                      "reason": "Case 3b: cores of its own, as in Case 1 (no CPU part)"}  # fmt: skip
+                      "reason": "Case 3b: cores of its own, as in Case 1 (no CPU part)"}, np.zeros(N_DRAWS)  # fmt: skip
     containers = containers_of(case, target, partner)
     missing = [m for m in sorted({m for c in containers for m in c}) if not any(k[0] == m for k in curves_)]
     if (target, metric) not in curves_ or missing:
         absent = missing or [f"{target} ({metric})"]
         return row | {"ir": np.nan, "ir_low": np.nan, "ir_high": np.nan, "share": np.nan,
-                      "reason": f"no CPU profile of {', '.join(absent)}"}  # fmt: skip
-    share, point, draws = unit_irs(curves_, case, target, partner, metric, cores, higher_is_better)
+                      "reason": f"no CPU profile of {', '.join(absent)}"}, None  # fmt: skip
+    share, point, draws = member_irs(curves_, containers, cores, {0: (metric, higher_is_better)})[0]
     low, high = np.nanquantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
-    return row | {"ir": point, "ir_low": float(low), "ir_high": float(high), "share": share, "reason": ""}
+    return row | {
+        "ir": point,
+        "ir_low": float(low),
+        "ir_high": float(high),
+        "share": share,
+        "reason": "",
+    }, draws
 
 
 def containers_of(case: str, target: str, partner: str) -> list[list[str]]:
@@ -177,16 +191,6 @@ def containers_of(case: str, target: str, partner: str) -> list[list[str]]:
     if case == "2-3a" and "|" not in partner:  # the member apart: the two others share a container
         return [[target], list(apart)]
     return [[target, *mine], *([m] for m in apart)]
-
-
-def unit_irs(
-    curves_: dict, case: str, target: str, partner: str, metric: str, cores: float, higher_is_better: bool
-) -> tuple[float, float, np.ndarray]:
-    """The target's share, IR and the IR's draws in one unit (its curves and its partners' all
-    present; Cases 2, 3a, 2-3a)."""
-    return member_irs(curves_, containers_of(case, target, partner), cores, {0: (metric, higher_is_better)})[
-        0
-    ]
 
 
 def member_irs(
@@ -216,15 +220,23 @@ def member_irs(
     return out
 
 
-def predict_units(curves_: dict, units: pd.DataFrame, cores: float) -> pd.DataFrame:
-    """Every (case, target, partner, metric) row of `units` (interference.tsv's concurrent rows:
-    they carry higher_is_better) predicted from the curves."""
+def unit_keys(units: pd.DataFrame) -> pd.DataFrame:
+    """The distinct (case, target, partner, metric) of interference.tsv's concurrent rows, with
+    higher_is_better read as a bool."""
     keys = units[["case", "target", "partner", "metric", "higher_is_better"]].drop_duplicates(
         ["case", "target", "partner", "metric"]
     )
-    keys = keys.assign(higher_is_better=as_bool(keys["higher_is_better"]))
+    return keys.assign(
+        case=keys["case"].astype(str), partner=keys["partner"].astype(str),
+        higher_is_better=as_bool(keys["higher_is_better"]),
+    )  # fmt: skip
+
+
+def predict_units(curves_: dict, units: pd.DataFrame, cores: float) -> pd.DataFrame:
+    """Every (case, target, partner, metric) row of `units` (interference.tsv's concurrent rows:
+    they carry higher_is_better) predicted from the curves."""
     rows = [
-        predict_unit(curves_, str(k.case), k.target, str(k.partner), k.metric, cores, k.higher_is_better)
-        for k in keys.itertuples(index=False)
+        predict_unit(curves_, k.case, k.target, k.partner, k.metric, cores, k.higher_is_better)
+        for k in unit_keys(units).itertuples(index=False)
     ]
     return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from interference.core.groups import read_partner_label
-from interference.stats.descriptive import CONFIDENCE, as_bool
+from interference.stats.descriptive import CONFIDENCE
 from interference.studies.profiling import cpu_shares
 from interference.studies.profiling.predict import combine, predict_member
 from interference.studies.profiling.profiles import Profiles
@@ -37,67 +37,69 @@ PREDICTION_COLUMNS = [*cpu_shares.PREDICTION_COLUMNS, "ir_cpu", "ir_rest"]
 
 def partners_of(case: str, partner: str) -> list[str]:
     """Every other member of the unit, in or out of its container."""
-    together, _ = cpu_shares.CASE_LAYOUT[case]
-    mine, apart = read_partner_label(partner, together)
+    mine, apart = read_partner_label(partner, cpu_shares.CASE_LAYOUT[case][0])
     return [*mine, *apart]
 
 
-def predict_unit(
-    curves: dict, profiles: Profiles, case: str, target: str, partner: str, metric: str, cores: float,
-    higher_is_better: bool,
-) -> dict:  # fmt: skip
-    """The row (PREDICTION_COLUMNS) of one measured unit: the CPU part times the pinned rest."""
-    cpu = cpu_shares.predict_unit(curves, case, target, partner, metric, cores, higher_is_better)
-    row = cpu | {"ir_cpu": cpu["ir"], "ir_rest": np.nan}
-    if not profiles.has_placement(PLACEMENT):
-        return row | {"ir": np.nan, "ir_low": np.nan, "ir_high": np.nan,
-                      "reason": "no pinned bubbles: the profiles have no placement 3b"}  # fmt: skip
-    rest = predict_member(profiles, target, metric, apart=partners_of(case, partner), limited=True)
-    row["ir_rest"] = rest.ir
-    reasons = [r for r in (cpu["reason"], rest.reason) if r]
-    if not (np.isfinite(cpu["ir"]) and np.isfinite(rest.ir)):
-        return row | {"ir": np.nan, "ir_low": np.nan, "ir_high": np.nan, "reason": "; ".join(reasons)}
-    cpu_draws = cpu_draws_of(curves, case, target, partner, metric, cores, higher_is_better)
-    n = min(len(cpu_draws), len(rest.draws))
-    draws = combine([cpu_draws[:n], rest.draws[:n]])
-    low, high = np.nanquantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
-    point = float(combine([cpu["ir"], rest.ir]))
-    return row | {"ir": point, "ir_low": float(low), "ir_high": float(high), "reason": "; ".join(reasons)}
-
-
-def cpu_draws_of(
-    curves: dict, case: str, target: str, partner: str, metric: str, cores: float, higher: bool
-) -> np.ndarray:
-    """The CPU part's draws (zeros in Case 3b, where it is 0 by construction)."""
-    if cpu_shares.CASE_LAYOUT[case][1]:  # limited
-        return np.zeros(cpu_shares.N_DRAWS)
-    return cpu_shares.unit_irs(curves, case, target, partner, metric, cores, higher)[2]
-
-
-def predict_units(curves: dict, profiles: Profiles, units: pd.DataFrame, cores: float) -> pd.DataFrame:
-    """Every (case, target, partner, metric) row of `units` (interference.tsv's concurrent rows)."""
-    keys = units[["case", "target", "partner", "metric", "higher_is_better"]].drop_duplicates(
-        ["case", "target", "partner", "metric"]
-    )
-    keys = keys.assign(higher_is_better=as_bool(keys["higher_is_better"]))
-    rows = [
-        predict_unit(
-            curves, profiles, str(k.case), k.target, str(k.partner), k.metric, cores, k.higher_is_better
-        )
-        for k in keys.itertuples(index=False)
-    ]
-    return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
-
-
 def rest_of(profiles: Profiles):
-    """A member's rest beside its partners (every partner apart and limited: placement 3b's
-    pressures and curve), as predict.predict_member computes it; None where the profiles have no
-    placement 3b."""
+    """rest(target, metric, partners): a member's rest beside its partners (every partner apart and
+    limited: placement 3b's pressures and curve), as predict.predict_member computes it; None
+    where the profiles have no placement 3b."""
     if not profiles.has_placement(PLACEMENT):
         return None
     return lambda target, metric, partners: predict_member(
         profiles, target, metric, apart=partners, limited=True
     )
+
+
+def predict_unit(
+    curves: dict,
+    rest,
+    case: str,
+    target: str,
+    partner: str,
+    metric: str,
+    cores: float,
+    higher_is_better: bool,
+) -> dict:
+    """The row (PREDICTION_COLUMNS) of one measured unit: the CPU part times the pinned rest
+    (`rest`: rest_of's)."""
+    cpu, cpu_draws = cpu_shares.predict_unit_with_draws(
+        curves, case, target, partner, metric, cores, higher_is_better
+    )
+    r = rest(target, metric, partners_of(case, partner))
+    row = cpu | {"ir_cpu": cpu["ir"], "ir_rest": r.ir}
+    reasons = "; ".join(x for x in (cpu["reason"], r.reason) if x)
+    if cpu_draws is None or not np.isfinite(r.ir):
+        return row | {"ir": np.nan, "ir_low": np.nan, "ir_high": np.nan, "reason": reasons}
+    ir, draws = combined(cpu["ir"], cpu_draws, r)
+    low, high = np.nanquantile(draws, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
+    return row | {"ir": ir, "ir_low": float(low), "ir_high": float(high), "reason": reasons}
+
+
+def combined(cpu_ir: float, cpu_draws: np.ndarray, rest) -> tuple[float, np.ndarray]:
+    """1 + IR = (1 + CPU part)(1 + rest), at the point and per draw (predict.combine)."""
+    n = min(len(cpu_draws), len(rest.draws))
+    return float(combine([cpu_ir, rest.ir])), combine([cpu_draws[:n], rest.draws[:n]])
+
+
+def predict_units(curves: dict, profiles: Profiles, units: pd.DataFrame, cores: float) -> pd.DataFrame:
+    """Every (case, target, partner, metric) row of `units` (interference.tsv's concurrent rows)."""
+    keys = cpu_shares.unit_keys(units)
+    rest = rest_of(profiles)
+    if rest is None:
+        rows = keys.drop(columns="higher_is_better").assign(
+            ir=np.nan,
+            ir_low=np.nan,
+            ir_high=np.nan,
+            reason="no pinned bubbles: the profiles have no placement 3b",
+        )
+        return rows.reindex(columns=PREDICTION_COLUMNS)
+    rows = [
+        predict_unit(curves, rest, k.case, k.target, k.partner, k.metric, cores, k.higher_is_better)
+        for k in keys.itertuples(index=False)
+    ]
+    return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
 
 
 def with_rest(irs: list, members, metrics: dict, rest) -> tuple[list, str]:
@@ -112,6 +114,5 @@ def with_rest(irs: list, members, metrics: dict, rest) -> tuple[list, str]:
         if not np.isfinite(r.ir):
             missing.append(r.reason or f"no pinned profile of {name}")
             continue
-        n = min(len(draws), len(r.draws))
-        out.append((name, float(combine([ir, r.ir])), combine([draws[:n], r.draws[:n]])))
+        out.append((name, *combined(ir, draws, r)))
     return out, "; ".join(dict.fromkeys(missing))
