@@ -473,3 +473,16 @@ def test_the_triples_rows_are_scored_on_their_own_too():
     expected = (pairs_of_a.ir_measured - pairs_of_a.ir_predicted).abs().mean() * 100
     assert table.loc[("pairs of A", "profile", "mae_pp"), "value"] == pytest.approx(expected)
     assert table.loc[("pairs of A", "profile", "mae_pp"), "rows"] == len(pairs_of_a)
+
+
+def test_placements_tied_in_a_draw_share_its_chance_of_being_best():
+    # Every placement gets the same draws: none can be told apart, each is best in a quarter.
+    same = np.linspace(0.1, 0.3, 100)
+
+    def total(placement):
+        return {"total_slowdown": 0.2, "slowdown_low": 0.1, "slowdown_high": 0.3, "draws": same.copy()}
+
+    table = advise.advise(None, ["A", "B"], {"A": "m", "B": "m"}, 2, 4.0, 1.0, total_of=total)
+    ranked = table[table["rank"].notna()]
+    assert len(ranked) == 4
+    assert ranked["p_best"].to_numpy() == pytest.approx([0.25] * 4)

@@ -252,7 +252,10 @@ def _how_sure(table: pd.DataFrame, ranked: pd.Series, draws: dict) -> None:
     if not keys or any(d is None or not np.isfinite(d).all() for d in drawn):
         return
     matrix = np.vstack(drawn)  # placements x draws
-    best = np.bincount(matrix.argmin(axis=0), minlength=len(keys)) / matrix.shape[1]
+    # A draw in which several placements tie for the least total counts a share for each of them
+    # (two placements the model cannot tell apart, e.g. one container limited to every core or not).
+    tied = matrix == matrix.min(axis=0)
+    best = (tied / tied.sum(axis=0)).mean(axis=1)
     low, high = np.quantile(matrix - matrix[0], [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2], axis=1)
     index = table.index[ranked]
     table["indistinguishable_from_first"] = table["indistinguishable_from_first"].astype(object)
