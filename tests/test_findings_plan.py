@@ -174,6 +174,57 @@ def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, 
     assert wider["planned"] == ["000-7", "000-9"] and wider["over_budget"] == {}
 
 
+def test_a_budget_buys_the_runs_a_verdict_needs(tmp_path, monkeypatch):
+    """000-7 (L beside L in Case 2 about the paper's -21 %, within [-30 %, -12 %]) needs more
+    runs than the config's to be decided on the prior's noise: with decision_power the plan runs
+    its cells that many times (extra_repetitions), says so in its line, keeps the factor in its
+    cache, and without it runs the config's runs; the findings it cannot price keep theirs."""
+    from interference.steps import verdict_price
+
+    monkeypatch.chdir(tmp_path)
+    keep_reference_probe(tmp_path)
+    raw = {"findings": ["000-7", "003-1"], "budget_min": 60, "runtimes": ["docker"], "studies": {
+        "pairs": {"iterations": 3, "repetitions": {"1": 3, "2": 2}, "window_s": {"2": 4, "3a": 4, "3b": 4},
+                  "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"}, "sizes": {"L": {"n": 1000}}}}}  # fmt: skip
+    cfg = config_module.validate(raw, machine=False)
+    record = cfg["findings_plan"]
+    factor, power = record["priced"]["000-7"]
+    assert record["planned"] == ["000-7", "003-1"] and factor > 1 and power >= 0.8
+    assert "003-1" not in record["priced"]  # another study's finding: no price, its config's runs
+    b, r = -(-3 * factor // 1), -(-2 * factor // 1)  # ceil
+    assert cfg["studies"]["pairs"]["extra_repetitions"] == {"1/L": b - 3, "2/L+L": r - 2}
+    assert (
+        f"Priced: 1 findings by the runs their verdict needs at power 0.8 (000-7 ×{factor:g})"
+        in "\n".join(plan.plan_lines(record))
+    )
+    # The factor is the least of the grid that reaches the power on this noise (the shipped prior).
+    pairs = plan.pairs_part(
+        {k: v for k, v in cfg.items() if k != "findings_plan"},
+        plan.need_of({e["id"]: e for e in plan.catalogue()}["000-7"]),
+    )
+    noise = verdict_price.noise(tmp_path / "results", cfg["host"])
+    smaller = [f for f in verdict_price.FACTORS if f < factor]
+    paper = pd.Series({("2", "L", "L"): -0.21})
+    cells = verdict_price.cells_at(paper, pairs, smaller[-1], noise)
+    assert verdict_price.p_reproduced(cells, plan.Band(-0.3, -0.12), "about") < 0.8
+    # The cached plan keeps the factor although the host's noise changes (its own table now).
+    own = tmp_path / "results" / verdict_price.HOST_TABLE
+    own.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"host": [cfg["host"]], "target": ["L"], "metric": ["gflops"], "run_var": [0.0], "iteration_var": [0.0001],
+                  "df_run": [20]}).to_csv(own, sep="\t", index=False)  # fmt: skip
+    again = config_module.validate(raw, machine=False)
+    assert (
+        again["findings_plan"] == record
+        and again["studies"]["pairs"]["extra_repetitions"] == cfg["studies"]["pairs"]["extra_repetitions"]
+    )
+    # Runs only: the config's runs.
+    runs_only = config_module.validate({**raw, "decision_power": None}, machine=False)
+    assert (
+        not runs_only["studies"]["pairs"].get("extra_repetitions")
+        and not runs_only["findings_plan"]["priced"]
+    )
+
+
 def test_a_run_on_disk_costs_the_plan_nothing(tmp_path, monkeypatch):
     """After a first pass, a bigger budget must not spend its minutes again on runs already
     measured (issue 52): a run whose meta.json holds the settings it would run with is free; one
@@ -255,6 +306,16 @@ def test_the_findings_section_says_what_the_plan_ran_and_left_out():
     assert plan_sentence({}) == ""
     scaled = plan_sentence({**record, "scale": "the models ×1.43 on this host: 169 earlier runs"})
     assert "(about 38 min by the models; the models ×1.43 on this host: 169 earlier runs)" in scaled
+    assert "priced" not in text
+    priced = {**record, "priced": {"000-7": [4.0, 0.86], "000-9": [1.0, 1.0], "000-3": [1.0, 0.0]},
+              "undecided": ["000-3"], "decision_power": 0.8, "max_factor": 10.0}  # fmt: skip
+    said = plan_sentence(priced)
+    assert "It priced 3 findings by the runs a cell their verdict needs" in said
+    assert "probability of 0.8" in said and "(000-7 at 4 times the config's runs)" in said
+    assert "no factor up to 10 decides 000-3, so they came last" in said
+    assert "(000-7 at 2.5 times" in plan_sentence(
+        {**priced, "priced": {**priced["priced"], "000-7": [2.5, 0.8]}}
+    )
 
 
 def test_the_least_settings_price_the_pair_study_below_the_defaults_and_leave_the_rest():

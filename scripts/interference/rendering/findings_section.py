@@ -158,7 +158,25 @@ def plan_sentence(record: dict) -> str:
         (parts["not_testable"], "need what this machine lacks"),
     ]
     said = [f"{len(ids)} {what} ({esc(', '.join(ids))})" for ids, what in left if ids]
-    return text + ("; " + "; ".join(said) if said else "") + ". Each row below says why."
+    text += ("; " + "; ".join(said) if said else "") + ". Each row below says why."
+    return text + pricing_sentence(record)
+
+
+def pricing_sentence(record: dict) -> str:
+    """How the plan priced the findings whose paper gives their cells (config decision_power)."""
+    priced, power = record.get("priced") or {}, record.get("decision_power")
+    if not priced or not power:
+        return ""
+    more = [f"{i} at {f:g} times" for i, (f, _) in priced.items() if f > 1 and i in record["planned"]]
+    text = (
+        f" It priced {plural(len(priced), 'finding')} by the runs a cell their verdict needs to reproduce the "
+        f"paper's values with a probability of {power:g} on this host's noise"
+        + (f" ({esc(and_list(more))} the config's runs)" if more else " (each at the config's runs)")
+    )
+    if undecided := record.get("undecided"):
+        text += (f"; no factor up to {record.get('max_factor', 10):g} decides {esc(and_list(undecided))}, "
+                 "so they came last")  # fmt: skip
+    return text + " (docs/planning.md)."
 
 
 def scorecard(doc) -> pd.DataFrame | None:

@@ -283,7 +283,7 @@ def _with_includes(config: dict, source: str) -> dict:
 def _with_findings(config: dict, source: str) -> dict:
     """The config with the runs of its findings added (steps/plan.py), planned within its
     budget on this host (the models scaled to the host once: estimate.host_scale)."""
-    from interference.steps import estimate, plan
+    from interference.steps import estimate, plan, verdict_price
 
     budget = config["budget_min"] is not None
     scale = estimate.host_scale(Path("results"), config["host"]) if budget else estimate.Scale()
@@ -296,6 +296,7 @@ def _with_findings(config: dict, source: str) -> dict:
             lambda c: model_seconds(c, scale.factor, done),
             Path("results") / "plan" if budget else None,
             scale_said=estimate.scale_words(scale) if budget else None,
+            noise=verdict_price.noise(Path("results"), config["host"]) if budget else None,
         )
     except plan.PlanError as e:
         raise ConfigError(f"{source} is invalid, {NOTHING_RAN}: {e}.") from None

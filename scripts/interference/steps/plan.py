@@ -34,6 +34,8 @@ import yaml
 
 from interference import REPO_ROOT, studies
 from interference.core.yaml_files import load_once
+from interference.findings.verdict import Band
+from interference.steps import verdict_price
 
 CATALOGUE = REPO_ROOT / "report" / "published" / "findings.yaml"
 # What runs besides the runs, in a budget (steps/estimate.py's constants for them are per run; this
@@ -60,10 +62,19 @@ class Plan:
     budget_min: float | None = None
     planned_min: float | None = None
     scale: str | None = None  # how the models were scaled to this host, in words
+    # id -> (runs factor, probability of "reproduced" at it) for the findings priced by the
+    # runs their verdict needs; `undecided`: those no factor up to the largest decides (planned last).
+    priced: dict[str, tuple[float, float]] = field(default_factory=dict)
+    undecided: list[str] = field(default_factory=list)
+    power: float | None = None
 
     def record(self) -> dict:
         return {
             "planned": self.planned,
+            "priced": {k: [f, round(p, 3)] for k, (f, p) in self.priced.items()},
+            "undecided": self.undecided,
+            "decision_power": self.power,
+            "max_factor": verdict_price.FACTORS[-1],
             "over_budget": {k: round(v, 1) for k, v in self.over_budget.items()},
             "elsewhere": self.elsewhere,
             "not_testable": self.not_testable,
@@ -200,6 +211,74 @@ def fit(base: dict, needs: dict[str, Need], seconds: Callable[[dict], float], bu
     return plan
 
 
+def pairs_part(base: dict, need: Need) -> dict:
+    """The pair study's part of the config with the need, its absent keys at their defaults."""
+    part = merged(base, [need])["studies"]["pairs"]
+    props = studies.get("pairs").config_schema().get("properties", {})
+    return {**{k: copy.deepcopy(p["default"]) for k, p in props.items() if "default" in p}, **part}
+
+
+def priced(
+    base: dict, entry: dict, need: Need, power: float, noise: verdict_price.Noise
+) -> verdict_price.Price | None:
+    """The runs factor a pair finding's verdict needs (verdict_price.price) for the config with
+    its need; None where nothing prices it (not a mean IR over the paper's cells)."""
+    from interference.studies.pairs import PUBLISHED_DIR
+    from interference.studies.pairs.findings.paper_values import published_cells
+
+    if need.study != "pairs" or entry["check"] != "mean_ir":
+        return None
+    paper = published_cells(PUBLISHED_DIR, entry.get("args") or {})
+    part = pairs_part(base, need)
+    return verdict_price.price(paper, Band.of(entry["expect"]), entry["quantifier"], part, noise, power)
+
+
+def at_factor(base: dict, need: Need, factor: float) -> Need:
+    """The need with its cells' runs `factor` times the config's (extra_repetitions)."""
+    if factor <= 1:
+        return need
+    part = pairs_part(base, need)
+    extra = verdict_price.extra_repetitions(need.part, factor, part)
+    return Need(need.study, {**need.part, "extra_repetitions": extra}) if extra else need
+
+
+def fit_decisions(
+    base: dict,
+    needs: dict[str, Need],
+    entries: dict[str, dict],
+    seconds,
+    budget_s: float,
+    power: float,
+    noise,
+) -> Plan:
+    """Each finding priced by the runs its verdict needs (at_factor), taken cheapest first with
+    those nothing prices (at the config's runs: another study's, a contrast); then, with what is
+    left, the others at the config's runs (those no factor decides, and those whose price did not
+    fit), cheapest first: the budget buys decisions first, and chances with what remains."""
+    prices = {i: priced(base, entries[i], n, power, noise) for i, n in needs.items()}
+    first = {
+        i: at_factor(base, n, p.factor) if p else n
+        for i, n in needs.items()
+        if (p := prices[i]) is None or p.decides
+    }
+    plan = Plan(power=power)
+    plan.undecided = [i for i, p in prices.items() if p and not p.decides]
+    step = fit(base, first, seconds, budget_s)
+    chosen = [first[i] for i in step.planned]
+    rest = {
+        i: n for i, n in needs.items() if i not in step.planned and not (prices[i] is None and i in first)
+    }
+    again = fit(merged(base, chosen), rest, seconds, budget_s) if rest else Plan(planned_min=step.planned_min)
+    plan.planned = step.planned + again.planned
+    plan.over_budget = {
+        i: m for i, m in {**step.over_budget, **again.over_budget}.items() if i not in plan.planned
+    }
+    # The factor each planned finding runs at: its price where it was bought at it, else the config's.
+    plan.priced = {i: (p.factor if i in step.planned else 1.0, p.power) for i, p in prices.items() if p}
+    plan.planned_min = again.planned_min
+    return plan
+
+
 def plan_key(config: dict, entries: list[dict], budget: float | None) -> str:
     """The plan's cache key: the config, the catalogue's entries and the budget, not the host's
     scale. A plan made once stays for the same config: as this host's history grows its models
@@ -214,10 +293,12 @@ def expand(
     cache_dir: Path | None = None,
     path: Path = CATALOGUE,
     scale_said: str | None = None,
+    noise: verdict_price.Noise | None = None,
 ) -> dict:
     """The config with its findings' runs added (and `findings_plan` recorded); `seconds` gives
     a config's model seconds on this host (needed with budget_min), `scale_said` how the models
-    were scaled to it (recorded with the plan; a cached plan keeps its own)."""
+    were scaled to it (recorded with the plan; a cached plan keeps its own); with the config's
+    decision_power, `noise` prices each finding by the runs its verdict needs (fit_decisions)."""
     entries = select(catalogue(path), config.get("findings") or [])
     base = {k: v for k, v in config.items() if k not in ("findings", "budget_min", "findings_plan")}
     # Extra runs that settle.py adds do not change which findings are planned (nor the cache).
@@ -239,13 +320,21 @@ def expand(
         plan.planned = list(needs)
     else:
         cached = cache_dir / f"{plan_key(base, entries, budget)}.json" if cache_dir else None
+        power = config.get("decision_power")
         if cached and cached.exists():
             record = json.loads(cached.read_text())
             plan.planned, plan.over_budget = record["planned"], record["over_budget"]
             plan.planned_min, plan.scale = record["planned_min"], record.get("scale", plan.scale)
+            plan.priced = {k: tuple(v) for k, v in (record.get("priced") or {}).items()}
+            plan.undecided, plan.power = record.get("undecided") or [], record.get("decision_power")
         else:
             left = budget * 60 - FIXED_S
-            fitted = fit(base, needs, seconds, left)
+            if power and noise is not None:
+                by_id = {e["id"]: e for e in entries}
+                fitted = fit_decisions(base, needs, by_id, seconds, left, power, noise)
+                plan.priced, plan.undecided, plan.power = fitted.priced, fitted.undecided, power
+            else:
+                fitted = fit(base, needs, seconds, left)
             plan.planned, plan.over_budget = fitted.planned, fitted.over_budget
             plan.planned_min = fitted.planned_min + FIXED_S / 60
             if cached:  # whole or not at all: job processes of the invocation read it
@@ -253,12 +342,31 @@ def expand(
                 part = cached.with_name(f"{cached.name}.{os.getpid()}")
                 part.write_text(json.dumps(plan.record()) + "\n")
                 os.replace(part, cached)
-    out = merged(base, [needs[i] for i in plan.planned])
-    for name, extra in settling.items():
-        out["studies"][name]["extra_repetitions"] = extra
+    # A planned finding's runs at the factor its verdict was priced at (a cached plan's too).
+    planned = [
+        at_factor(base, needs[i], plan.priced[i][0]) if i in plan.priced else needs[i] for i in plan.planned
+    ]
+    out = merged(base, planned)
+    for name, extra in settling.items():  # settle's extra runs on top of the plan's: the more of each
+        have = out["studies"][name].get("extra_repetitions") or {}
+        out["studies"][name]["extra_repetitions"] = {
+            c: max(have.get(c, 0), extra.get(c, 0)) for c in {**have, **extra}
+        }
     out["findings"], out["budget_min"] = config.get("findings"), budget
     out["findings_plan"] = plan.record()
     return out
+
+
+def pricing_words(record: dict) -> str:
+    """How the plan priced its findings' verdicts, for the plan line ("" where it priced runs only)."""
+    priced, power = record.get("priced") or {}, record.get("decision_power")
+    if not priced or not power:
+        return ""
+    more = [f"{i} ×{f:g}" for i, (f, _) in priced.items() if f > 1 and i in record["planned"]]
+    text = f"{len(priced)} findings by the runs their verdict needs at power {power:g} ({', '.join(more) or 'none above ×1'})"
+    if record.get("undecided"):
+        text += f"; {len(record['undecided'])} not decided up to ×{record['max_factor']:g}, planned last ({', '.join(record['undecided'])})"
+    return text
 
 
 def plan_lines(record: dict) -> list[str]:
@@ -277,4 +385,7 @@ def plan_lines(record: dict) -> list[str]:
         line += f"; {len(record['elsewhere'])} need what this config cannot give ({', '.join(record['elsewhere'])})"
     if record.get("not_testable"):
         line += f"; {len(record['not_testable'])} not testable here ({', '.join(record['not_testable'])})"
-    return [line + "."]
+    lines = [line + "."]
+    if words := pricing_words(record):
+        lines.append(f"Priced: {words}.")
+    return lines

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import math
 import shutil
 import subprocess
 import sys
@@ -26,9 +25,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from interference.steps import estimate, plan
+from interference.steps import estimate, plan, verdict_price
 from interference.steps.config import load, model_seconds
-from interference.studies.pairs import cases
 
 FINDINGS = Path("results/stats/findings.tsv")
 OVERLAY = Path("results/settle.yaml")
@@ -49,23 +47,7 @@ def open_findings(findings: pd.DataFrame) -> pd.DataFrame:
 def extra_runs(entry: dict, factor: float, pairs_cfg: dict) -> dict[str, int]:
     """The extra repetitions of each cell the finding's check reads ("case/pair": runs)."""
     need = plan.need_of(entry)
-    if isinstance(need, str):
-        return {}
-    ran = {tuple(sorted(g)) for g in cases.groups(pairs_cfg)}
-    out = {}
-    for case in need.part["cases"]:
-        if case not in pairs_cfg["cases"]:
-            continue
-        reps = cases.repetitions(pairs_cfg, case)
-        more = math.ceil(reps * factor) - reps
-        if more < 1:
-            continue
-        if case in cases.ALONE_CASES:
-            cells = [m for m in need.part["microservices"] if m in pairs_cfg["microservices"]]
-        else:
-            cells = [p for p in need.part["pairs"] if tuple(sorted(cases.members_of(p))) in ran]
-        out |= {f"{case}/{c}": more for c in cells}
-    return out
+    return {} if isinstance(need, str) else verdict_price.extra_repetitions(need.part, factor, pairs_cfg)
 
 
 def plan_settle(config_path: Path, findings: pd.DataFrame, budget_min: float) -> tuple[dict, plan.Plan]:

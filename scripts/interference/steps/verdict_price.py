@@ -1,0 +1,176 @@
+"""The price of a verdict: how many runs a cell a pair-study finding needs for its rule to decide
+it, so that a budget buys decisions rather than runs (steps/plan.py, config `decision_power`).
+
+A finding whose paper gives the IRs of its cells (paper_values.published_cells) is priced as if
+those were the true values here: its cells' runs (and its targets' baselines') are taken F times
+the config's, for the least F of FACTORS at which the verdict rule reproduces it with probability
+`decision_power` (findings.power). The noise of one run's mean is the variance components' (run
++ iteration / iterations, relative, the mean over a target's metrics): this host's own
+(results/stats/pairs/variance_components.tsv, a target with at least MIN_DF_RUN degrees of freedom
+between runs), else the prior measured on this project's reference VM (containers/noise-prior.tsv,
+pooled over its sessions by `python -m interference.steps.verdict_price --pool TREE...`). A
+finding without the paper's cells (a contrast, a check over every pair) has no price; one that
+no factor up to the largest decides is priced at the config's runs and planned last. The price is
+a power under the paper's values: where this host differs from the paper, `make settle` looks
+again with the data."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from interference import REPO_ROOT
+from interference.findings.power import Cells, p_reproduced
+from interference.findings.verdict import Band
+from interference.studies.pairs import cases
+
+PRIOR = REPO_ROOT / "containers" / "noise-prior.tsv"
+HOST_TABLE = Path("stats") / "pairs" / "variance_components.tsv"
+FACTORS = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+MIN_DF_RUN = 5
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Per target: the relative variance components of a run's mean (run, iteration) and where
+    they come from."""
+
+    run: dict[str, float] = field(default_factory=dict)
+    iteration: dict[str, float] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)
+
+    def of_run_mean(self, target: str, iterations: float) -> float | None:
+        if target not in self.run:
+            return None
+        return self.run[target] + self.iteration[target] / iterations
+
+
+@dataclass(frozen=True)
+class Price:
+    factor: float  # the runs a cell as a multiple of the config's
+    power: float  # the probability of "reproduced" at that factor
+    decides: bool  # whether power reaches the target at some factor up to FACTORS[-1]
+
+
+def _per_target(table: pd.DataFrame, source: str) -> Noise:
+    g = table.groupby("target")
+    run, it = g["run_var"].mean(), g["iteration_var"].mean()
+    return Noise(run.to_dict(), it.to_dict(), {t: source for t in run.index})
+
+
+def noise(results: Path, host: str, prior: Path = PRIOR) -> Noise:
+    """This host's components where its own runs measured them, else the prior's."""
+    base = _per_target(pd.read_csv(prior, sep="\t", comment="#"), f"the prior ({prior.name})")
+    own_path = results / HOST_TABLE
+    if not own_path.exists():
+        return base
+    own = pd.read_csv(own_path, sep="\t")
+    own = own[(own["host"] == host) & (pd.to_numeric(own["df_run"], errors="coerce") >= MIN_DF_RUN)]
+    own = own.dropna(subset=["run_var", "iteration_var"])
+    if own.empty:
+        return base
+    mine = _per_target(own, "this host's runs")
+    return Noise(
+        {**base.run, **mine.run}, {**base.iteration, **mine.iteration}, {**base.source, **mine.source}
+    )
+
+
+def pool(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """Variance components pooled over sessions per target and metric: each component's mean
+    weighted by its degrees of freedom (the pooled variance), the degrees of freedom summed."""
+    t = pd.concat(tables, ignore_index=True)
+    t = t.dropna(subset=["run_var", "iteration_var"])
+    t = t[(t["df_run"] > 0) & (t["df_iteration"] > 0)]
+    rows = []
+    for (target, metric), g in t.groupby(["target", "metric"], sort=True):
+        rows.append({
+            "target": target, "metric": metric,
+            "run_var": float(np.average(g["run_var"], weights=g["df_run"])),
+            "iteration_var": float(np.average(g["iteration_var"], weights=g["df_iteration"])),
+            "df_run": int(g["df_run"].sum()), "df_iteration": int(g["df_iteration"].sum()), "sessions": len(g),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def runs_at(pairs_cfg: dict, case: str, factor: float) -> int:
+    return math.ceil(cases.repetitions(pairs_cfg, case) * factor - 1e-9)
+
+
+def cells_at(paper: pd.Series, pairs_cfg: dict, factor: float, noise_: Noise) -> Cells | None:
+    """The finding's cells (the paper's IRs, indexed by case, target, partner) as the config
+    would measure them at `factor` times its runs; None where a target has no noise figure."""
+    targets = sorted({t for _, t, _ in paper.index})
+    k = float(pairs_cfg.get("iterations", 1))
+    per_run = {t: noise_.of_run_mean(t, k) for t in targets}
+    if any(v is None for v in per_run.values()):
+        return None
+    b = runs_at(pairs_cfg, "1", factor)
+    index = {t: i for i, t in enumerate(targets)}
+    r = np.array([runs_at(pairs_cfg, case, factor) for case, _, _ in paper.index])
+    target = np.array([index[t] for _, t, _ in paper.index])
+    var_cell = np.array([per_run[t] for _, t, _ in paper.index]) / r
+    var_base = np.array([per_run[t] / b for t in targets])
+    # The degrees of freedom between runs of the fewest-measured target: its baseline's and its
+    # cells' (the tables pool every cell of a target, so they have at least these).
+    df = min((b - 1) + int(np.sum(r[target == i] - 1)) for i in range(len(targets)))
+    return Cells(paper.to_numpy(float), target, var_cell, var_base, float(max(df, 1)))
+
+
+def price(
+    paper: pd.Series, band: Band, quantifier: str, pairs_cfg: dict, noise_: Noise, power: float
+) -> Price | None:
+    """The least factor of FACTORS at which the rule reproduces the paper's cells with the
+    probability `power`; None where nothing prices it (no paper cells, no noise figure)."""
+    if paper.empty:
+        return None
+    last = None
+    for f in FACTORS:
+        cells = cells_at(paper, pairs_cfg, f, noise_)
+        if cells is None:
+            return None
+        last = p_reproduced(cells, band, quantifier)
+        if last >= power:
+            return Price(f, last, True)
+    return Price(1.0, p_reproduced(cells_at(paper, pairs_cfg, 1.0, noise_), band, quantifier), False)
+
+
+def extra_repetitions(part: dict, factor: float, pairs_cfg: dict) -> dict[str, int]:
+    """The extra runs of each cell a need's part reads ("case/pair": runs) that make its runs
+    ceil(factor × repetitions): the alone cases per microservice, the others per pair the config
+    runs."""
+    ran = {tuple(sorted(g)) for g in cases.groups(pairs_cfg)}
+    out = {}
+    for case in part.get("cases", []):
+        if case not in pairs_cfg["cases"]:
+            continue
+        more = runs_at(pairs_cfg, case, factor) - cases.repetitions(pairs_cfg, case)
+        if more < 1:
+            continue
+        if case in cases.ALONE_CASES:
+            cells = [m for m in part["microservices"] if m in pairs_cfg["microservices"]]
+        else:
+            cells = [p for p in part["pairs"] if tuple(sorted(cases.members_of(p))) in ran]
+        out |= {f"{case}/{c}": more for c in cells}
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="Pool the variance components of results trees (the prior).")
+    ap.add_argument("--pool", nargs="+", type=Path, required=True, help="results folders")
+    a = ap.parse_args(argv)
+    tables = [pd.read_csv(d / HOST_TABLE, sep="\t") for d in a.pool if (d / HOST_TABLE).exists()]
+    if not tables:
+        print("error: none of the folders has " + str(HOST_TABLE), file=sys.stderr)
+        return 2
+    pool(tables).to_csv(sys.stdout, sep="\t", index=False, float_format="%.6g")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
