@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from interference.steps import estimate, plan, verdict_price  # noqa: E402
+from interference.findings.verdict import Band  # noqa: E402
+from interference.steps import estimate, plan, plan_decisions, verdict_price  # noqa: E402
 from interference.steps.config import load, measured_runs, model_seconds  # noqa: E402
 from interference.studies.pairs import PUBLISHED_DIR  # noqa: E402
 from interference.studies.pairs.findings.paper_values import published_cells  # noqa: E402
@@ -30,14 +31,14 @@ def expected(record: dict, base: dict, entries: dict, noise, power: float) -> tu
     for i in record["planned"]:
         e = entries[i]
         need = plan.need_of(e)
-        price = plan.priced(base, e, need, power, noise) if isinstance(need, plan.Need) else None
+        price = plan_decisions.priced(base, e, need, power, noise) if isinstance(need, plan.Need) else None
         if price is None:
             unpriced += 1
             continue
         factor = (record.get("priced") or {}).get(i, [1.0])[0]
-        part = plan.pairs_part(base, need)
+        part = plan_decisions.pairs_part(base, need)
         cells = verdict_price.cells_at(published_cells(PUBLISHED_DIR, e["args"]), part, factor, noise)
-        total += verdict_price.p_reproduced(cells, plan.Band.of(e["expect"]), e["quantifier"])
+        total += verdict_price.p_reproduced(cells, Band.of(e["expect"]), e["quantifier"])
     return total, unpriced
 
 

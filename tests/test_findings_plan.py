@@ -179,7 +179,8 @@ def test_a_budget_buys_the_runs_a_verdict_needs(tmp_path, monkeypatch):
     runs than the config's to be decided on the prior's noise: with decision_power the plan runs
     its cells that many times (extra_repetitions), says so in its line, keeps the factor in its
     cache, and without it runs the config's runs; the findings it cannot price keep theirs."""
-    from interference.steps import verdict_price
+    from interference.findings.verdict import Band
+    from interference.steps import plan_decisions, verdict_price
 
     monkeypatch.chdir(tmp_path)
     keep_reference_probe(tmp_path)
@@ -191,14 +192,14 @@ def test_a_budget_buys_the_runs_a_verdict_needs(tmp_path, monkeypatch):
     factor, power = record["priced"]["000-7"]
     assert record["planned"] == ["000-7", "003-1"] and factor > 1 and power >= 0.8
     assert "003-1" not in record["priced"]  # another study's finding: no price, its config's runs
+    assert record["noise_from"].startswith("the prior (noise-prior.tsv) for B, L, NR")
     b, r = -(-3 * factor // 1), -(-2 * factor // 1)  # ceil
     assert cfg["studies"]["pairs"]["extra_repetitions"] == {"1/L": b - 3, "2/L+L": r - 2}
-    assert (
-        f"Priced: 1 findings by the runs their verdict needs at power 0.8 (000-7 ×{factor:g})"
-        in "\n".join(plan.plan_lines(record))
+    assert f"Priced: 1 finding by the runs its verdict needs at power 0.8 (000-7 ×{factor:g})" in "\n".join(
+        plan.plan_lines(record)
     )
     # The factor is the least of the grid that reaches the power on this noise (the shipped prior).
-    pairs = plan.pairs_part(
+    pairs = plan_decisions.pairs_part(
         {k: v for k, v in cfg.items() if k != "findings_plan"},
         plan.need_of({e["id"]: e for e in plan.catalogue()}["000-7"]),
     )
@@ -206,7 +207,7 @@ def test_a_budget_buys_the_runs_a_verdict_needs(tmp_path, monkeypatch):
     smaller = [f for f in verdict_price.FACTORS if f < factor]
     paper = pd.Series({("2", "L", "L"): -0.21})
     cells = verdict_price.cells_at(paper, pairs, smaller[-1], noise)
-    assert verdict_price.p_reproduced(cells, plan.Band(-0.3, -0.12), "about") < 0.8
+    assert verdict_price.p_reproduced(cells, Band(-0.3, -0.12), "about") < 0.8
     # The cached plan keeps the factor although the host's noise changes (its own table now).
     own = tmp_path / "results" / verdict_price.HOST_TABLE
     own.parent.mkdir(parents=True, exist_ok=True)
@@ -311,7 +312,14 @@ def test_the_findings_section_says_what_the_plan_ran_and_left_out():
               "undecided": ["000-3"], "decision_power": 0.8, "max_factor": 10.0}  # fmt: skip
     said = plan_sentence(priced)
     assert "It priced 3 findings by the runs a cell their verdict needs" in said
-    assert "probability of 0.8" in said and "(000-7 at 4 times the config's runs)" in said
+    assert "probability of 0.8 (000-7 at 4 times the config's runs)" in said
+    noted = plan_sentence(
+        {**priced, "noise_from": "this host's runs for L; the prior (noise-prior.tsv) for B"}
+    )
+    assert (
+        "probability of 0.8 on the noise of this host's runs for L; the prior (noise-prior.tsv) for B ("
+        in noted
+    )
     assert "no factor up to 10 decides 000-3, so they came last" in said
     assert "(000-7 at 2.5 times" in plan_sentence(
         {**priced, "priced": {**priced["priced"], "000-7": [2.5, 0.8]}}

@@ -170,7 +170,8 @@ def pricing_sentence(record: dict) -> str:
     more = [f"{i} at {f:g} times" for i, (f, _) in priced.items() if f > 1 and i in record["planned"]]
     text = (
         f" It priced {plural(len(priced), 'finding')} by the runs a cell their verdict needs to reproduce the "
-        f"paper's values with a probability of {power:g} on this host's noise"
+        f"paper's values with a probability of {power:g}"
+        + (f" on the noise of {esc(record['noise_from'])}" if record.get("noise_from") else "")
         + (f" ({esc(and_list(more))} the config's runs)" if more else " (each at the config's runs)")
     )
     if undecided := record.get("undecided"):

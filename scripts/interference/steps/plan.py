@@ -13,7 +13,9 @@ keeping its runtimes.
 With `budget_min`, findings are taken cheapest first by the minutes of runs each adds to those
 already planned (the studies' models of a run, scaled to this host: estimate.model_scale with
 its probe), re-costed lazily as shared runs make others cheaper, until the next would not fit;
-the others are recorded as over the budget with the minutes they would add. The plan is kept
+the others are recorded as over the budget with the minutes they would add. With the config's
+decision_power, a pair finding is priced by the runs its verdict needs instead
+(steps/plan_decisions.py). The plan is kept
 in the config as `findings_plan` (so environment.json records it and the scorecard names why a
 finding did not run) and cached under results/plan/ by its inputs, so that every job process
 reads the same plan."""
@@ -34,8 +36,7 @@ import yaml
 
 from interference import REPO_ROOT, studies
 from interference.core.yaml_files import load_once
-from interference.findings.verdict import Band
-from interference.steps import verdict_price
+from interference.steps.verdict_price import FACTORS
 
 CATALOGUE = REPO_ROOT / "report" / "published" / "findings.yaml"
 # What runs besides the runs, in a budget (steps/estimate.py's constants for them are per run; this
@@ -67,6 +68,7 @@ class Plan:
     priced: dict[str, tuple[float, float]] = field(default_factory=dict)
     undecided: list[str] = field(default_factory=list)
     power: float | None = None
+    noise_from: str = ""  # where the priced targets' noise came from, in words
 
     def record(self) -> dict:
         return {
@@ -74,7 +76,8 @@ class Plan:
             "priced": {k: [f, round(p, 3)] for k, (f, p) in self.priced.items()},
             "undecided": self.undecided,
             "decision_power": self.power,
-            "max_factor": verdict_price.FACTORS[-1],
+            "noise_from": self.noise_from,
+            "max_factor": FACTORS[-1],
             "over_budget": {k: round(v, 1) for k, v in self.over_budget.items()},
             "elsewhere": self.elsewhere,
             "not_testable": self.not_testable,
@@ -211,74 +214,6 @@ def fit(base: dict, needs: dict[str, Need], seconds: Callable[[dict], float], bu
     return plan
 
 
-def pairs_part(base: dict, need: Need) -> dict:
-    """The pair study's part of the config with the need, its absent keys at their defaults."""
-    part = merged(base, [need])["studies"]["pairs"]
-    props = studies.get("pairs").config_schema().get("properties", {})
-    return {**{k: copy.deepcopy(p["default"]) for k, p in props.items() if "default" in p}, **part}
-
-
-def priced(
-    base: dict, entry: dict, need: Need, power: float, noise: verdict_price.Noise
-) -> verdict_price.Price | None:
-    """The runs factor a pair finding's verdict needs (verdict_price.price) for the config with
-    its need; None where nothing prices it (not a mean IR over the paper's cells)."""
-    from interference.studies.pairs import PUBLISHED_DIR
-    from interference.studies.pairs.findings.paper_values import published_cells
-
-    if need.study != "pairs" or entry["check"] != "mean_ir":
-        return None
-    paper = published_cells(PUBLISHED_DIR, entry.get("args") or {})
-    part = pairs_part(base, need)
-    return verdict_price.price(paper, Band.of(entry["expect"]), entry["quantifier"], part, noise, power)
-
-
-def at_factor(base: dict, need: Need, factor: float) -> Need:
-    """The need with its cells' runs `factor` times the config's (extra_repetitions)."""
-    if factor <= 1:
-        return need
-    part = pairs_part(base, need)
-    extra = verdict_price.extra_repetitions(need.part, factor, part)
-    return Need(need.study, {**need.part, "extra_repetitions": extra}) if extra else need
-
-
-def fit_decisions(
-    base: dict,
-    needs: dict[str, Need],
-    entries: dict[str, dict],
-    seconds,
-    budget_s: float,
-    power: float,
-    noise,
-) -> Plan:
-    """Each finding priced by the runs its verdict needs (at_factor), taken cheapest first with
-    those nothing prices (at the config's runs: another study's, a contrast); then, with what is
-    left, the others at the config's runs (those no factor decides, and those whose price did not
-    fit), cheapest first: the budget buys decisions first, and chances with what remains."""
-    prices = {i: priced(base, entries[i], n, power, noise) for i, n in needs.items()}
-    first = {
-        i: at_factor(base, n, p.factor) if p else n
-        for i, n in needs.items()
-        if (p := prices[i]) is None or p.decides
-    }
-    plan = Plan(power=power)
-    plan.undecided = [i for i, p in prices.items() if p and not p.decides]
-    step = fit(base, first, seconds, budget_s)
-    chosen = [first[i] for i in step.planned]
-    rest = {
-        i: n for i, n in needs.items() if i not in step.planned and not (prices[i] is None and i in first)
-    }
-    again = fit(merged(base, chosen), rest, seconds, budget_s) if rest else Plan(planned_min=step.planned_min)
-    plan.planned = step.planned + again.planned
-    plan.over_budget = {
-        i: m for i, m in {**step.over_budget, **again.over_budget}.items() if i not in plan.planned
-    }
-    # The factor each planned finding runs at: its price where it was bought at it, else the config's.
-    plan.priced = {i: (p.factor if i in step.planned else 1.0, p.power) for i, p in prices.items() if p}
-    plan.planned_min = again.planned_min
-    return plan
-
-
 def plan_key(config: dict, entries: list[dict], budget: float | None) -> str:
     """The plan's cache key: the config, the catalogue's entries and the budget, not the host's
     scale. A plan made once stays for the same config: as this host's history grows its models
@@ -293,7 +228,7 @@ def expand(
     cache_dir: Path | None = None,
     path: Path = CATALOGUE,
     scale_said: str | None = None,
-    noise: verdict_price.Noise | None = None,
+    noise=None,
 ) -> dict:
     """The config with its findings' runs added (and `findings_plan` recorded); `seconds` gives
     a config's model seconds on this host (needed with budget_min), `scale_said` how the models
@@ -327,12 +262,16 @@ def expand(
             plan.planned_min, plan.scale = record["planned_min"], record.get("scale", plan.scale)
             plan.priced = {k: tuple(v) for k, v in (record.get("priced") or {}).items()}
             plan.undecided, plan.power = record.get("undecided") or [], record.get("decision_power")
+            plan.noise_from = record.get("noise_from", "")
         else:
             left = budget * 60 - FIXED_S
             if power and noise is not None:
+                from interference.steps.plan_decisions import fit_decisions  # it builds on this module
+
                 by_id = {e["id"]: e for e in entries}
                 fitted = fit_decisions(base, needs, by_id, seconds, left, power, noise)
                 plan.priced, plan.undecided, plan.power = fitted.priced, fitted.undecided, power
+                plan.noise_from = fitted.noise_from
             else:
                 fitted = fit(base, needs, seconds, left)
             plan.planned, plan.over_budget = fitted.planned, fitted.over_budget
@@ -343,6 +282,8 @@ def expand(
                 part.write_text(json.dumps(plan.record()) + "\n")
                 os.replace(part, cached)
     # A planned finding's runs at the factor its verdict was priced at (a cached plan's too).
+    from interference.steps.plan_decisions import at_factor  # it builds on this module
+
     planned = [
         at_factor(base, needs[i], plan.priced[i][0]) if i in plan.priced else needs[i] for i in plan.planned
     ]
@@ -355,18 +296,6 @@ def expand(
     out["findings"], out["budget_min"] = config.get("findings"), budget
     out["findings_plan"] = plan.record()
     return out
-
-
-def pricing_words(record: dict) -> str:
-    """How the plan priced its findings' verdicts, for the plan line ("" where it priced runs only)."""
-    priced, power = record.get("priced") or {}, record.get("decision_power")
-    if not priced or not power:
-        return ""
-    more = [f"{i} ×{f:g}" for i, (f, _) in priced.items() if f > 1 and i in record["planned"]]
-    text = f"{len(priced)} findings by the runs their verdict needs at power {power:g} ({', '.join(more) or 'none above ×1'})"
-    if record.get("undecided"):
-        text += f"; {len(record['undecided'])} not decided up to ×{record['max_factor']:g}, planned last ({', '.join(record['undecided'])})"
-    return text
 
 
 def plan_lines(record: dict) -> list[str]:
@@ -386,6 +315,8 @@ def plan_lines(record: dict) -> list[str]:
     if record.get("not_testable"):
         line += f"; {len(record['not_testable'])} not testable here ({', '.join(record['not_testable'])})"
     lines = [line + "."]
+    from interference.steps.plan_decisions import pricing_words  # it builds on this module
+
     if words := pricing_words(record):
         lines.append(f"Priced: {words}.")
     return lines

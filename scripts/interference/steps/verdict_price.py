@@ -81,6 +81,14 @@ def noise(results: Path, host: str, prior: Path = PRIOR) -> Noise:
     )
 
 
+def sources(noise_: Noise) -> str:
+    """Where each target's noise comes from, in words ("the prior (noise-prior.tsv) for B, L")."""
+    by: dict[str, list[str]] = {}
+    for target, source in sorted(noise_.source.items()):
+        by.setdefault(source, []).append(target)
+    return "; ".join(f"{source} for {', '.join(targets)}" for source, targets in by.items())
+
+
 def pool(tables: list[pd.DataFrame]) -> pd.DataFrame:
     """Variance components pooled over sessions per target and metric: each component's mean
     weighted by its degrees of freedom (the pooled variance), the degrees of freedom summed."""
