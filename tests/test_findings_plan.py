@@ -314,10 +314,10 @@ def test_the_findings_section_says_what_the_plan_ran_and_left_out():
     assert "It priced 3 findings by the runs a cell their verdict needs" in said
     assert "probability of 0.8 (000-7 at 4 times the config's runs)" in said
     noted = plan_sentence(
-        {**priced, "noise_from": "this host's runs for L; the prior (noise-prior.tsv) for B"}
+        {**priced, "noise_from": "the host runs for L; the prior (noise-prior.tsv) for B"}
     )
     assert (
-        "probability of 0.8 on the noise of this host's runs for L; the prior (noise-prior.tsv) for B ("
+        "probability of 0.8 on the noise of the host runs for L; the prior (noise-prior.tsv) for B ("
         in noted
     )
     assert "no factor up to 10 decides 000-3, so they came last" in said
