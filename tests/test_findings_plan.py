@@ -160,6 +160,9 @@ def test_a_budget_plans_what_fits_on_this_host_and_says_what_does_not(tmp_path, 
     # L+L in Case 2 is cheap; B+B in every case (Bonnie++'s 12 s iterations) is not.
     assert record["planned"] == ["000-7"] and list(record["over_budget"]) == ["000-9"]
     assert record["planned_min"] <= 6 and (tmp_path / "results/plan").is_dir()
+    # 000-7's price (more runs) did not fit: it runs at the config's runs, with the power there.
+    factor, power = record["priced"]["000-7"]
+    assert factor == 1.0 and power < 0.8 and not cfg["studies"]["pairs"].get("extra_repetitions")
     # The factor and its source (no history here: the kept probe), in the plan's line.
     assert record["scale"].startswith("the models ×1.00 on this host: a probe of this host")
     assert f"by the models; {record['scale']})" in plan.plan_lines(record)[0]
@@ -313,12 +316,9 @@ def test_the_findings_section_says_what_the_plan_ran_and_left_out():
     said = plan_sentence(priced)
     assert "It priced 3 findings by the runs a cell their verdict needs" in said
     assert "probability of 0.8 (000-7 at 4 times the config's runs)" in said
-    noted = plan_sentence(
-        {**priced, "noise_from": "the host runs for L; the prior (noise-prior.tsv) for B"}
-    )
+    noted = plan_sentence({**priced, "noise_from": "the host runs for L; the prior (noise-prior.tsv) for B"})
     assert (
-        "probability of 0.8 on the noise of the host runs for L; the prior (noise-prior.tsv) for B ("
-        in noted
+        "probability of 0.8 on the noise of the host runs for L; the prior (noise-prior.tsv) for B (" in noted
     )
     assert "no factor up to 10 decides 000-3, so they came last" in said
     assert "(000-7 at 2.5 times" in plan_sentence(

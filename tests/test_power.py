@@ -18,39 +18,45 @@ from scipy import stats
 MC = 0.03  # 4000 draws: the share's standard error is at most 0.008
 
 
-def one_cell(mu=-0.21, var=0.004, df=6.0) -> Cells:
-    return Cells(np.array([mu]), np.array([0]), np.array([var]), np.array([var / 2]), df)
+def one_cell(mu=-0.21, var=0.004, df=np.inf, lower=False) -> Cells:
+    rho = 1 - mu if lower else 1 + mu
+    d = np.array([df])
+    return Cells(np.array([mu]), np.array([rho]), np.array([0]), np.array([var]), np.array([var / 2]), d, d)
 
 
 def test_one_cell_against_a_hand_computation():
-    """Shown above an edge at 5 %: the estimate must exceed low + t(0.95, df)·se; it is normal
-    about mu with that se, so the probability is Φ((mu - low)/se - t)."""
-    c = one_cell()
+    """With the variances known (infinite df), shown above an edge at 5 %: the estimate must
+    exceed low + z(0.95)·se; it is normal about mu with that se, so the probability is
+    Φ((mu - low)/se - z). Where lower is better the ratio is 1 - mu: a wider se."""
     se = 0.79 * math.sqrt(0.004 + 0.002)
-    hand = stats.norm.cdf((-0.21 + 0.30) / se - stats.t.ppf(0.95, 6))
-    assert p_reproduced(c, Band(low=-0.30), "mean") == pytest.approx(hand, abs=MC)
-    # Both edges (TOST, "about"): both one-sided tests must pass at once.
-    both = np.mean(
-        [
-            (x + 0.30) / se > stats.t.ppf(0.95, 6) and (-0.12 - x) / se > stats.t.ppf(0.95, 6)
-            for x in c.draws().ravel()
-        ]
-    )
-    assert p_reproduced(c, Band(-0.30, -0.12), "about") == pytest.approx(both, abs=1e-12)
-    assert p_reproduced(c, Band(-0.30, -0.12), "about") < p_reproduced(c, Band(low=-0.30), "mean")
+    hand = stats.norm.cdf((-0.21 + 0.30) / se - stats.norm.ppf(0.95))
+    assert p_reproduced(one_cell(), Band(low=-0.30), "mean") == pytest.approx(hand, abs=MC)
+    se_low = 1.21 * math.sqrt(0.004 + 0.002)
+    hand_low = stats.norm.cdf((-0.21 + 0.30) / se_low - stats.norm.ppf(0.95))
+    assert p_reproduced(one_cell(lower=True), Band(low=-0.30), "mean") == pytest.approx(hand_low, abs=MC)
+    # Both edges (TOST, "about"): Φ(a) - Φ(-a) with a = 0.09/se - z, by hand (less precise
+    # variances, so that it can pass).
+    a = 0.09 / (0.79 * math.sqrt(0.0015)) - stats.norm.ppf(0.95)
+    tost = stats.norm.cdf(a) - stats.norm.cdf(-a)
+    assert p_reproduced(one_cell(var=0.001), Band(-0.30, -0.12), "about") == pytest.approx(tost, abs=MC)
+    # Estimated variances (3 df a side) cost power against known ones; no df at all: no verdict.
+    assert p_reproduced(one_cell(df=3.0), Band(low=-0.30), "mean") < hand - MC
+    assert p_reproduced(one_cell(df=0.0), Band(low=-0.30), "mean") == 0.0
 
 
-def as_estimates(cells: Cells, x: np.ndarray) -> tuple[CellEstimate, ...]:
-    """Simulated estimates as the tables' cells: their standard errors, each target's baseline
-    as a shared loading (so the mean's covariance is the rule's own)."""
-    se, out = cells.se(), []
-    for i, (est, t) in enumerate(zip(x, cells.target)):
-        base = cells.rho[i] * math.sqrt(cells.var_base[t])
-        shared = ((("baseline", int(t)), base, cells.df),)
-        low, high = est - 2 * se[i], est + 2 * se[i]
-        out.append(
-            CellEstimate(f"c{i}", est, low, high, se[i], cells.df, RUNS, shared, ("t", int(t)), cells.df)
-        )
+def as_estimates(draws, j: int) -> tuple[CellEstimate, ...]:
+    """The j-th simulated measurement as the tables' cells: its estimates, each cell's
+    estimated own variance and its target's baseline as a shared loading (source and df), the
+    target's concurrent components as the group (so the real rule's mean pools them itself)."""
+    c = draws.cells
+    se, df = draws.cell_se_df()
+    own, load = draws.own()[j], draws.loading()[j]
+    out = []
+    for i, (est, t) in enumerate(zip(draws.x[j], c.target)):
+        shared = ((("baseline", int(t)), load[i], c.df_base[t]),)
+        out.append(CellEstimate(f"c{i}", est, est - 2 * se[j, i], est + 2 * se[j, i], se[j, i], df[j, i], RUNS,
+                                shared, ("t", int(t)), c.df_cell[t]))  # fmt: skip
+    assert np.allclose([x.own_var for x in out], own)
     return tuple(out)
 
 
@@ -61,27 +67,31 @@ def as_estimates(cells: Cells, x: np.ndarray) -> tuple[CellEstimate, ...]:
         ("some", Band(low=0.0), [0.03, 0.24], [0, 0]),
         ("most", Band(high=-0.05), [-0.31, -0.12, -0.02], [0, 1, 1]),
         ("mean", Band(low=-0.05), [0.015, 0.024], [0, 1]),
+        ("mean", Band(high=-0.05), [-0.60, -0.38, -0.41], [0, 0, 0]),
         ("about", Band(-0.6, -0.28), [-0.36, -0.60], [0, 0]),
     ],
 )
 def test_the_vectorised_rule_agrees_with_the_real_verdict_rule(quantifier, band, mu, target):
-    """The same simulated measurements judged by claims.judge_claim, one by one."""
+    """The same simulated measurements judged by claims.judge_claim, one by one: for a mean,
+    the real rule computes its SE and Satterthwaite df from the cells' pieces (inference.linear)."""
     mu, target = np.array(mu), np.array(target)
-    cells = Cells(mu, target, np.full(len(mu), 0.004), np.array([0.002, 0.003])[: target.max() + 1], 8.0)
-    draws = cells.draws(600, seed=3)
-    real = np.mean(
-        [
-            judge_claim(v.Measure.of(mean_of(cs := as_estimates(cells, x)), "sim", 30, cells=len(cs), by_cell=cs),
-                        band, quantifier).verdict == v.REPRODUCED
-            for x in draws
-        ]
-    )  # fmt: skip
-    assert p_reproduced(cells, band, quantifier, n=600, seed=3) == pytest.approx(real, abs=1e-9)
+    k = target.max() + 1
+    cells = Cells(mu, 1 + mu, target, np.full(len(mu), 0.004), np.array([0.002, 0.003])[:k],
+                  np.array([4.0, 6.0])[:k], np.array([2.0, 5.0])[:k])  # fmt: skip
+    draws = cells.draws(400, seed=3)
+
+    def verdict(j):
+        cs = as_estimates(draws, j)
+        m = v.Measure.of(mean_of(cs), "sim", 30, cells=len(cs), by_cell=cs)
+        return judge_claim(m, band, quantifier).verdict == v.REPRODUCED
+
+    real = np.mean([verdict(j) for j in range(400)])
+    assert p_reproduced(cells, band, quantifier, n=400, seed=3) == pytest.approx(real, abs=1e-9)
 
 
 def test_the_price_is_the_least_factor_whose_power_reaches_the_target():
-    """One cell, by hand: at factor F the runs are ceil(3F) baselines and ceil(2F) concurrent;
-    the power is Φ(margin/se - t) with the df of both sides' runs."""
+    """One cell, by hand with known variances (the simulation's own χ² draws are checked above):
+    at factor F the runs are ceil(3F) baselines and ceil(2F) concurrent; the power is TOST's."""
     noise = verdict_price.Noise({"L": 0.004}, {"L": 0.006}, {"L": "test"})
     cfg = {"iterations": 3, "repetitions": {"1": 3, "2": 2}, "cases": ["1", "2"]}
     paper = pd.Series({("2", "L", "L"): -0.21})
@@ -90,12 +100,25 @@ def test_the_price_is_the_least_factor_whose_power_reaches_the_target():
     def hand_power(f):
         b, r = math.ceil(3 * f - 1e-9), math.ceil(2 * f - 1e-9)
         var = 0.004 + 0.006 / 3
-        se, t = 0.79 * math.sqrt(var / r + var / b), stats.t.ppf(0.95, (b - 1) + (r - 1))
-        return stats.norm.cdf(0.09 / se - t) * 2 - 1  # TOST: both edges 9 points away
+        a = 0.09 / (0.79 * math.sqrt(var / r + var / b)) - stats.norm.ppf(0.95)
+        return stats.norm.cdf(a) - stats.norm.cdf(-a)
 
-    want = next(f for f in verdict_price.FACTORS if hand_power(f) >= 0.8 + MC)
     got = verdict_price.price(paper, band, "about", cfg, noise, 0.8)
-    assert got.decides and got.factor <= want and hand_power(got.factor) >= 0.8 - MC
+    cells = verdict_price.cells_at(paper, cfg, got.factor, noise)
+    assert list(cells.df_cell) == [math.ceil(2 * got.factor - 1e-9) - 1]
+    assert list(cells.df_base) == [math.ceil(3 * got.factor - 1e-9) - 1]
+    # Estimated variances need at least the runs known ones would: the factor is no smaller.
+    assert got.decides and got.power >= 0.8 and hand_power(got.factor) >= 0.8
+    smaller = [f for f in verdict_price.FACTORS if f < got.factor]
+    assert not smaller or verdict_price.p_reproduced(verdict_price.cells_at(paper, cfg, smaller[-1], noise),
+                                                      band, "about") < 0.8  # fmt: skip
+    assert got.power_at_one == pytest.approx(
+        verdict_price.p_reproduced(verdict_price.cells_at(paper, cfg, 1.0, noise), band, "about")
+    )
+    # Y's times: lower is better, so its ratio is 1 - IR: a wider interval than L's at one IR.
+    noise_y = verdict_price.Noise({"Y": 0.004}, {"Y": 0.006}, {"Y": "test"})
+    y = verdict_price.cells_at(pd.Series({("2", "Y", "L"): -0.21}), cfg, 1.0, noise_y)
+    assert y.rho[0] == pytest.approx(1.21)
     # A finding whose paper value sits on the edge is never decided: priced at the config's runs.
     edge = verdict_price.price(pd.Series({("2", "L", "L"): -0.12}), band, "about", cfg, noise, 0.8)
     assert not edge.decides and edge.factor == 1.0 and edge.power < 0.1
@@ -114,6 +137,13 @@ def test_the_extra_repetitions_make_each_cell_factor_times_its_runs():
     part = {"microservices": ["L", "S"], "pairs": ["L+S", "L+L"], "cases": ["1", "2"]}
     # Case 1: ceil(7.5) - 3 = 5 more a microservice; Case 2: 5 - 2 = 3 more of the pair it runs.
     assert verdict_price.extra_repetitions(part, 2.5, cfg) == {"1/L": 5, "1/S": 5, "2/L+S": 3}
+    # Only the targets' baselines enter its IRs.
+    assert verdict_price.extra_repetitions(part, 2.5, cfg, ["L"]) == {"1/L": 5, "2/L+S": 3}
+    # Runs already bought (the plan's extra runs): the factor is of the runs made, and a cell
+    # that already has them gets none: 3 + 5 = 8 runs of L's baseline × 1.5 = 12, 9 more than 3.
+    bought = cfg | {"extra_repetitions": {"1/L": 5, "2/L+S": 3}}
+    assert verdict_price.extra_repetitions(part, 1.5, bought, ["L"]) == {"1/L": 9, "2/L+S": 6}
+    assert verdict_price.extra_repetitions(part, 1.0, bought, ["L"]) == {}
 
 
 def test_the_prior_pools_sessions_by_degrees_of_freedom_and_the_host_wins(tmp_path):

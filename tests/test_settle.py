@@ -2,6 +2,8 @@
 runs of their cells by hand, the budget's choice, the extra repetitions a config then runs, and
 the plan of findings unchanged by them."""
 
+import math
+
 import pandas as pd
 import pytest
 import yaml
@@ -96,6 +98,29 @@ def test_settle_plans_the_cheapest_open_findings_within_the_budget(tmp_path, mon
         "Settle: 2 findings are inconclusive for imprecision; 1 planned within 2 min (4 more runs"
     )
     assert "expected to settle: 000-7" in lines[0] and lines[1] == "Over the budget: 002-17."
+
+
+def test_settle_after_a_plan_that_bought_runs_adds_to_the_runs_made(tmp_path, monkeypatch):
+    """A config of findings whose plan bought 000-7 more runs (extra_repetitions, issue 52 item
+    7): settle's factor is of the runs made, its overlay holds only its own cells (the plan's stay
+    as the plan makes them), and it counts only the runs it adds."""
+    monkeypatch.chdir(tmp_path)
+    keep_reference_probe(tmp_path)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"findings": ["000-7"], "budget_min": 60, "studies": {"pairs": {
+        "repetitions": {"1": 3, "2": 2}, "iterations": 3, "window_s": {"2": 4, "3a": 4, "3b": 4},
+        "limits": {"cpu_mode": "cpuset", "cpus": 1, "memory": "1g"}, "sizes": {"L": {"n": 1000}}}}}))  # fmt: skip
+    made = config_module.load(cfg)["studies"]["pairs"]["extra_repetitions"]
+    assert set(made) == {"1/L", "2/L+L"}  # the plan bought them
+    findings = pd.DataFrame(
+        [("000-7", "pairs", "inconclusive", 1.5)], columns=["id", "study", "verdict", "settle_factor"]
+    )
+    overlay, chosen = settle.plan_settle(cfg, findings, budget_min=30)
+    want = {c: math.ceil((base + made[c]) * 1.5 - 1e-9) - base for c, base in (("1/L", 3), ("2/L+L", 2))}
+    assert chosen.planned == ["000-7"] and overlay == {"studies": {"pairs": {"extra_repetitions": want}}}
+    assert settle.more_runs(overlay, cfg) == sum(want[c] - made[c] for c in want)
+    # Nothing open: no overlay at all (nothing is written or run).
+    assert settle.plan_settle(cfg, findings.assign(verdict="reproduced"), budget_min=30)[0] == {}
 
 
 def test_decided_counts_the_planned_findings_the_new_scorecard_decides():

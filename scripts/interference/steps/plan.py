@@ -284,8 +284,11 @@ def expand(
     # A planned finding's runs at the factor its verdict was priced at (a cached plan's too).
     from interference.steps.plan_decisions import at_factor  # it builds on this module
 
+    by_entry = {e["id"]: e for e in entries}
+
     planned = [
-        at_factor(base, needs[i], plan.priced[i][0]) if i in plan.priced else needs[i] for i in plan.planned
+        at_factor(base, by_entry[i], needs[i], plan.priced[i][0]) if i in plan.priced else needs[i]
+        for i in plan.planned
     ]
     out = merged(base, planned)
     for name, extra in settling.items():  # settle's extra runs on top of the plan's: the more of each

@@ -35,12 +35,14 @@ def priced(
     return verdict_price.price(paper, Band.of(entry["expect"]), entry["quantifier"], part, noise, power)
 
 
-def at_factor(base: dict, need: Need, factor: float) -> Need:
-    """The need with its cells' runs `factor` times the config's (extra_repetitions)."""
+def at_factor(base: dict, entry: dict, need: Need, factor: float) -> Need:
+    """The need with its cells' runs `factor` times the config's (extra_repetitions), the
+    baselines of the finding's targets only (the partners' do not enter its IRs)."""
     if factor <= 1:
         return need
     part = pairs_part(base, need)
-    extra = verdict_price.extra_repetitions(need.part, factor, part)
+    targets = (entry.get("args") or {}).get("targets")
+    extra = verdict_price.extra_repetitions(need.part, factor, part, targets)
     return Need(need.study, {**need.part, "extra_repetitions": extra}) if extra else need
 
 
@@ -59,7 +61,7 @@ def fit_decisions(
     fit), cheapest first: the budget buys decisions first, and chances with what remains."""
     prices = {i: priced(base, entries[i], n, power, noise) for i, n in needs.items()}
     first = {
-        i: at_factor(base, n, p.factor) if p else n
+        i: at_factor(base, entries[i], n, p.factor) if p else n
         for i, n in needs.items()
         if (p := prices[i]) is None or p.decides
     }
@@ -75,8 +77,11 @@ def fit_decisions(
     plan.over_budget = {
         i: m for i, m in {**step.over_budget, **again.over_budget}.items() if i not in plan.planned
     }
-    # The factor each planned finding runs at: its price where it was bought at it, else the config's.
-    plan.priced = {i: (p.factor if i in step.planned else 1.0, p.power) for i, p in prices.items() if p}
+    # The factor each finding runs at and its power there: its price where it was bought at it,
+    # else the config's runs.
+    plan.priced = {
+        i: (p.factor, p.power) if i in step.planned else (1.0, p.power_at_one) for i, p in prices.items() if p
+    }
     plan.planned_min = again.planned_min
     return plan
 

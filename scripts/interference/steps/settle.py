@@ -45,9 +45,14 @@ def open_findings(findings: pd.DataFrame) -> pd.DataFrame:
 
 
 def extra_runs(entry: dict, factor: float, pairs_cfg: dict) -> dict[str, int]:
-    """The extra repetitions of each cell the finding's check reads ("case/pair": runs)."""
+    """The extra repetitions of each cell the finding's check reads ("case/pair": runs) that
+    make its runs factor times those made (the config's and the extra ones the plan bought);
+    the baselines of its targets where it names them."""
     need = plan.need_of(entry)
-    return {} if isinstance(need, str) else verdict_price.extra_repetitions(need.part, factor, pairs_cfg)
+    if isinstance(need, str):
+        return {}
+    targets = (entry.get("args") or {}).get("targets")
+    return verdict_price.extra_repetitions(need.part, factor, pairs_cfg, targets)
 
 
 def plan_settle(config_path: Path, findings: pd.DataFrame, budget_min: float) -> tuple[dict, plan.Plan]:
@@ -70,14 +75,27 @@ def plan_settle(config_path: Path, findings: pd.DataFrame, budget_min: float) ->
         return model_seconds(c, scale) - now
 
     chosen = plan.fit(base, needs, seconds, budget_min * 60) if needs else plan.Plan()
-    merged = plan.merged(base, [needs[i] for i in chosen.planned])
-    extra = merged["studies"].get("pairs", {}).get("extra_repetitions", {})
+    # Only settle's own cells: the plan's extra runs (in base) stay as the plan makes them.
+    extra: dict[str, int] = {}
+    for i in chosen.planned:
+        for cell, n in needs[i].part["extra_repetitions"].items():
+            extra[cell] = max(extra.get(cell, 0), n)
     overlay = {"studies": {"pairs": {"extra_repetitions": extra}}} if extra else {}
     return overlay, chosen
 
 
-def plan_lines(chosen: plan.Plan, n_open: int, budget_min: float, overlay: dict) -> list[str]:
-    runs = sum((overlay.get("studies", {}).get("pairs", {}).get("extra_repetitions") or {}).values())
+def more_runs(overlay: dict, config_path: Path) -> int:
+    """The runs the overlay adds to those the plan makes (its extra runs count once)."""
+    extra = overlay.get("studies", {}).get("pairs", {}).get("extra_repetitions") or {}
+    have = load(config_path)["studies"].get("pairs", {}).get("extra_repetitions") or {} if extra else {}
+    return sum(n - have.get(cell, 0) for cell, n in extra.items())
+
+
+def plan_lines(
+    chosen: plan.Plan, n_open: int, budget_min: float, overlay: dict, runs: int | None = None
+) -> list[str]:
+    if runs is None:
+        runs = sum((overlay.get("studies", {}).get("pairs", {}).get("extra_repetitions") or {}).values())
     lines = [
         f"Settle: {n_open} findings are inconclusive for imprecision; {len(chosen.planned)} planned within "
         f"{budget_min:g} min ({runs} more runs, about {chosen.planned_min or 0:.0f} min by the models), "
@@ -106,7 +124,9 @@ def main(argv=None) -> int:
         return 2
     before = pd.read_csv(FINDINGS, sep="\t", dtype={"id": str})
     overlay, chosen = plan_settle(a.config, before, a.budget)
-    for line in plan_lines(chosen, len(open_findings(before)), a.budget, overlay):
+    for line in plan_lines(
+        chosen, len(open_findings(before)), a.budget, overlay, more_runs(overlay, a.config)
+    ):
         print(line)
     if not overlay:
         return 0

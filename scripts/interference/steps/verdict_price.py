@@ -56,6 +56,7 @@ class Price:
     factor: float  # the runs a cell as a multiple of the config's
     power: float  # the probability of "reproduced" at that factor
     decides: bool  # whether power reaches the target at some factor up to FACTORS[-1]
+    power_at_one: float  # at the config's runs (where the price did not fit, it runs at them)
 
 
 def _per_target(table: pd.DataFrame, source: str) -> Noise:
@@ -110,24 +111,40 @@ def runs_at(pairs_cfg: dict, case: str, factor: float) -> int:
     return math.ceil(cases.repetitions(pairs_cfg, case) * factor - 1e-9)
 
 
+def higher_share(target: str) -> float:
+    """The share of a target's metrics where higher is better (its IR averages them)."""
+    from interference.core.microservices import registry
+
+    metrics = registry()[target].metrics
+    return sum(m.higher_is_better for m in metrics) / len(metrics)
+
+
 def cells_at(paper: pd.Series, pairs_cfg: dict, factor: float, noise_: Noise) -> Cells | None:
     """The finding's cells (the paper's IRs, indexed by case, target, partner) as the config
     would measure them at `factor` times its runs; None where a target has no noise figure."""
     targets = sorted({t for _, t, _ in paper.index})
-    k = float(pairs_cfg.get("iterations", 1))
-    per_run = {t: noise_.of_run_mean(t, k) for t in targets}
-    if any(v is None for v in per_run.values()):
+    adaptive = pairs_cfg.get("adaptive") or {}
+    k_alone = float(pairs_cfg.get("iterations", 1))
+    # A concurrent run's samples of each member: at least min_overlap_samples where windows wait for them.
+    k_cell = float(adaptive.get("min_overlap_samples", k_alone))
+    if any(t not in noise_.run for t in targets):
         return None
     b = runs_at(pairs_cfg, "1", factor)
     index = {t: i for i, t in enumerate(targets)}
-    r = np.array([runs_at(pairs_cfg, case, factor) for case, _, _ in paper.index])
     target = np.array([index[t] for _, t, _ in paper.index])
-    var_cell = np.array([per_run[t] for _, t, _ in paper.index]) / r
-    var_base = np.array([per_run[t] / b for t in targets])
-    # The degrees of freedom between runs of the fewest-measured target: its baseline's and its
-    # cells' (the tables pool every cell of a target, so they have at least these).
-    df = min((b - 1) + int(np.sum(r[target == i] - 1)) for i in range(len(targets)))
-    return Cells(paper.to_numpy(float), target, var_cell, var_base, float(max(df, 1)))
+    r = np.array([runs_at(pairs_cfg, case, factor) for case, _, _ in paper.index])
+    mu = paper.to_numpy(float)
+    up = np.array([higher_share(t) for _, t, _ in paper.index])
+    rho = up * (1 + mu) + (1 - up) * (1 - mu)  # the tables' IR is 1 - x/b where lower is better
+    var_cell = np.array([noise_.of_run_mean(t, k_cell) for _, t, _ in paper.index]) / r
+    var_base = np.array([noise_.of_run_mean(t, k_alone) / b for t in targets])
+    # Each side's variance estimate pools the target's runs of that side (the tables pool every
+    # cell of a target, so they have at least these): its concurrent cells here, and its alone
+    # cells (Case 1, and 1u where the config runs it).
+    df_cell = np.array([float(np.sum(r[target == i] - 1)) for i in range(len(targets))])
+    unlimited = cases.repetitions(pairs_cfg, "1u") - 1 if "1u" in pairs_cfg.get("cases", ()) else 0
+    df_base = np.full(len(targets), float(b - 1 + unlimited))
+    return Cells(mu, rho, target, var_cell, var_base, df_cell, df_base)
 
 
 def price(
@@ -137,34 +154,41 @@ def price(
     probability `power`; None where nothing prices it (no paper cells, no noise figure)."""
     if paper.empty:
         return None
-    last = None
+    first = None
     for f in FACTORS:
         cells = cells_at(paper, pairs_cfg, f, noise_)
         if cells is None:
             return None
-        last = p_reproduced(cells, band, quantifier)
-        if last >= power:
-            return Price(f, last, True)
-    return Price(1.0, p_reproduced(cells_at(paper, pairs_cfg, 1.0, noise_), band, quantifier), False)
+        p = p_reproduced(cells, band, quantifier)
+        first = p if first is None else first
+        if p >= power:
+            return Price(f, p, True, first)
+    return Price(1.0, first, False, first)
 
 
-def extra_repetitions(part: dict, factor: float, pairs_cfg: dict) -> dict[str, int]:
+def extra_repetitions(part: dict, factor: float, pairs_cfg: dict, targets=None) -> dict[str, int]:
     """The extra runs of each cell a need's part reads ("case/pair": runs) that make its runs
-    ceil(factor × repetitions): the alone cases per microservice, the others per pair the config
-    runs."""
+    ceil(factor × the runs it has): the config's repetitions plus the extra runs it already has
+    (pairs_cfg's extra_repetitions: the plan's, when settle asks). The alone cases per target
+    (`targets`; None: every microservice of the part: only the targets' baselines enter an IR),
+    the others per pair the config runs; only the cells whose runs grow."""
     ran = {tuple(sorted(g)) for g in cases.groups(pairs_cfg)}
+    have = pairs_cfg.get("extra_repetitions") or {}
+    alone = [m for m in part["microservices"] if targets is None or m in targets]
     out = {}
     for case in part.get("cases", []):
         if case not in pairs_cfg["cases"]:
             continue
-        more = runs_at(pairs_cfg, case, factor) - cases.repetitions(pairs_cfg, case)
-        if more < 1:
-            continue
+        reps = cases.repetitions(pairs_cfg, case)
         if case in cases.ALONE_CASES:
-            cells = [m for m in part["microservices"] if m in pairs_cfg["microservices"]]
+            cells = [m for m in alone if m in pairs_cfg["microservices"]]
         else:
             cells = [p for p in part["pairs"] if tuple(sorted(cases.members_of(p))) in ran]
-        out |= {f"{case}/{c}": more for c in cells}
+        for c in cells:
+            key, made = f"{case}/{c}", have.get(f"{case}/{c}", 0)
+            more = math.ceil((reps + made) * factor - 1e-9) - reps
+            if more > made:
+                out[key] = more
     return out
 
 
