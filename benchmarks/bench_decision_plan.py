@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     raw = load(a.config)
     scale = estimate.host_scale(Path("results"), raw["host"])
     done = measured_runs(Path("."))
-    noise = verdict_price.noise(Path("results"), raw["host"])
+    noise = verdict_price.noise(Path("results"), raw["host"], raw["runtimes"][0])
     print(f"Models scaled: {estimate.scale_words(scale)}. Noise: "
           + ", ".join(f"{t} {noise.source[t]}" for t in sorted(noise.source)))  # fmt: skip
     entries = {e["id"]: e for e in plan.catalogue()}

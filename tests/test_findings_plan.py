@@ -214,7 +214,7 @@ def test_a_budget_buys_the_runs_a_verdict_needs(tmp_path, monkeypatch):
     # The cached plan keeps the factor although the host's noise changes (its own table now).
     own = tmp_path / "results" / verdict_price.HOST_TABLE
     own.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame({"host": [cfg["host"]], "target": ["L"], "metric": ["gflops"], "run_var": [0.0], "iteration_var": [0.0001],
+    pd.DataFrame({"host": [cfg["host"]], "runtime": ["docker"], "target": ["L"], "metric": ["gflops"], "run_var": [0.0], "iteration_var": [0.0001],
                   "df_run": [20]}).to_csv(own, sep="\t", index=False)  # fmt: skip
     again = config_module.validate(raw, machine=False)
     assert (

@@ -160,7 +160,7 @@ def test_the_prior_pools_sessions_by_degrees_of_freedom_and_the_host_wins(tmp_pa
     # This host's own table, where it measured runs (df_run >= MIN_DF_RUN), wins target by target.
     own = tmp_path / "results" / verdict_price.HOST_TABLE
     own.parent.mkdir(parents=True)
-    pd.DataFrame({"host": ["me", "me", "other"], "target": ["L", "S", "NS"], "metric": ["g", "add", "t"],
+    pd.DataFrame({"host": ["me", "me", "other"], "runtime": "docker", "target": ["L", "S", "NS"], "metric": ["g", "add", "t"],
                   "run_var": [0.5, 0.6, 0.7], "iteration_var": [0.1, 0.1, 0.1],
                   "df_run": [5, 4, 9]}).to_csv(own, sep="\t", index=False)  # fmt: skip
     mine = verdict_price.noise(tmp_path / "results", "me")

@@ -296,7 +296,11 @@ def _with_findings(config: dict, source: str) -> dict:
             lambda c: model_seconds(c, scale.factor, done),
             Path("results") / "plan" if budget else None,
             scale_said=estimate.scale_words(scale) if budget else None,
-            noise=verdict_price.noise(Path("results"), config["host"]) if budget else None,
+            noise=verdict_price.noise(
+                Path("results"), config["host"], (config.get("runtimes") or ["docker"])[0]
+            )
+            if budget
+            else None,
         )
     except plan.PlanError as e:
         raise ConfigError(f"{source} is invalid, {NOTHING_RAN}: {e}.") from None

@@ -65,14 +65,18 @@ def _per_target(table: pd.DataFrame, source: str) -> Noise:
     return Noise(run.to_dict(), it.to_dict(), {t: source for t in run.index})
 
 
-def noise(results: Path, host: str, prior: Path = PRIOR) -> Noise:
-    """This host's components where its own runs measured them, else the prior's."""
+def noise(results: Path, host: str, runtime: str = "docker", prior: Path = PRIOR) -> Noise:
+    """This host's components where its own runs on the runtime measured them, else the prior's."""
     base = _per_target(pd.read_csv(prior, sep="\t", comment="#"), f"the prior ({prior.name})")
     own_path = results / HOST_TABLE
     if not own_path.exists():
         return base
     own = pd.read_csv(own_path, sep="\t")
-    own = own[(own["host"] == host) & (pd.to_numeric(own["df_run"], errors="coerce") >= MIN_DF_RUN)]
+    own = own[
+        (own["host"] == host)
+        & (own["runtime"] == runtime)
+        & (pd.to_numeric(own["df_run"], errors="coerce") >= MIN_DF_RUN)
+    ]
     own = own.dropna(subset=["run_var", "iteration_var"])
     if own.empty:
         return base
