@@ -25,18 +25,19 @@ from __future__ import annotations
 import copy
 import fnmatch
 import hashlib
-import heapq
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from interference import REPO_ROOT, studies
 from interference.core.yaml_files import load_once
-from interference.steps.verdict_price import FACTORS
+from interference.steps.plan_decisions import at_factor, fit_decisions
+from interference.steps.plan_fit import Need, Plan, fit, merged
+
+__all__ = ["Need", "Plan", "fit", "merged"]  # the pieces, for the callers that plan
 
 CATALOGUE = REPO_ROOT / "report" / "published" / "findings.yaml"
 # What runs besides the runs, in a budget (steps/estimate.py's constants for them are per run; this
@@ -46,45 +47,6 @@ FIXED_S = 300.0
 
 class PlanError(ValueError):
     """A findings pattern that matches no finding; the message names it."""
-
-
-@dataclass(frozen=True)
-class Need:
-    study: str
-    part: dict  # keys of studies.<study> (its runtimes among them where it names them)
-
-
-@dataclass
-class Plan:
-    planned: list[str] = field(default_factory=list)
-    over_budget: dict[str, float] = field(default_factory=dict)  # id -> minutes it would add
-    elsewhere: dict[str, str] = field(default_factory=dict)  # id -> why not here
-    not_testable: dict[str, str] = field(default_factory=dict)  # id -> what this host lacks
-    budget_min: float | None = None
-    planned_min: float | None = None
-    scale: str | None = None  # how the models were scaled to this host, in words
-    # id -> (runs factor, probability of "reproduced" at it) for the findings priced by the
-    # runs their verdict needs; `undecided`: those no factor up to the largest decides (planned last).
-    priced: dict[str, tuple[float, float]] = field(default_factory=dict)
-    undecided: list[str] = field(default_factory=list)
-    power: float | None = None
-    noise_from: str = ""  # where the priced targets' noise came from, in words
-
-    def record(self) -> dict:
-        return {
-            "planned": self.planned,
-            "priced": {k: [f, round(p, 3)] for k, (f, p) in self.priced.items()},
-            "undecided": self.undecided,
-            "decision_power": self.power,
-            "noise_from": self.noise_from,
-            "max_factor": FACTORS[-1],
-            "over_budget": {k: round(v, 1) for k, v in self.over_budget.items()},
-            "elsewhere": self.elsewhere,
-            "not_testable": self.not_testable,
-            "budget_min": self.budget_min,
-            "planned_min": None if self.planned_min is None else round(self.planned_min, 1),
-            "scale": self.scale,
-        }
 
 
 def catalogue(path: Path = CATALOGUE) -> list[dict]:
@@ -141,79 +103,6 @@ def lacking(need: Need, runtime_options: dict) -> str | None:
     return None
 
 
-def _unite(a: list, b: list) -> list:
-    return a + [x for x in b if x not in a]
-
-
-def _counts(d: dict) -> bool:
-    return all(isinstance(x, int) for x in d.values())
-
-
-def _defaults(study: str) -> set[str]:
-    """The keys of a study's config part that have a default (absent means that default)."""
-    try:
-        props = studies.get(study).config_schema().get("properties", {})
-    except KeyError:
-        return set()
-    return {k for k, spec in props.items() if "default" in spec or k == "pairs"}
-
-
-def merged(config: dict, needs: list[Need]) -> dict:
-    """The config with the needs added: lists united (a list the config leaves to its default,
-    usually "all", stays so), other keys only where the config has none; a study the config
-    runs keeps its runtimes (the top-level ones, made explicit)."""
-    out = copy.deepcopy(config)
-    out.setdefault("studies", {})
-    top = list(out.get("runtimes") or ["docker"])
-    for part in out["studies"].values():
-        part.setdefault("runtimes", list(top))
-    for n in needs:
-        part = out["studies"].get(n.study)
-        if part is None:
-            out["studies"][n.study] = {"runtimes": list(top), **copy.deepcopy(n.part)}
-            continue
-        defaults = _defaults(n.study)
-        for k, v in n.part.items():
-            if isinstance(v, list) and isinstance(part.get(k), list):
-                part[k] = _unite(part[k], v)
-            elif isinstance(v, dict) and isinstance(part.get(k), dict) and _counts(v) and _counts(part[k]):
-                part[k] = {c: max(part[k].get(c, 0), v.get(c, 0)) for c in {**part[k], **v}}  # runs per cell
-            elif k not in part and not (isinstance(v, list) and k in defaults):
-                # A list the config leaves to its default keeps it (no `pairs`: every pair).
-                part[k] = copy.deepcopy(v)
-    every = top
-    for part in out["studies"].values():
-        every = _unite(every, part["runtimes"])
-    out["runtimes"] = every
-    return out
-
-
-def fit(base: dict, needs: dict[str, Need], seconds: Callable[[dict], float], budget_s: float) -> Plan:
-    """Findings taken cheapest first by the seconds their runs add to those already planned,
-    while the total fits budget_s. A finding's cost changes as others are taken (shared runs make
-    it cheaper; a case another adds may cross with its pairs), so each is re-costed when it
-    comes up and put back if another is now cheaper (a greedy rule, not an optimum)."""
-    chosen: list[Need] = []
-    total = seconds(base)
-    queue = [(seconds(merged(base, [n])) - total, i) for i, n in needs.items()]
-    heapq.heapify(queue)
-    plan = Plan()
-    while queue:
-        stale, i = heapq.heappop(queue)
-        extra = seconds(merged(base, [*chosen, needs[i]])) - total
-        if queue and extra > queue[0][0] + 1e-9:
-            heapq.heappush(queue, (extra, i))  # others may be cheaper now: look again
-            continue
-        if total + extra <= budget_s:
-            chosen.append(needs[i])
-            total += extra
-            plan.planned.append(i)
-        else:
-            plan.over_budget[i] = extra / 60
-    plan.planned_min = total / 60
-    return plan
-
-
 def plan_key(config: dict, entries: list[dict], budget: float | None) -> str:
     """The plan's cache key: the config, the catalogue's entries and the budget, not the host's
     scale. A plan made once stays for the same config: as this host's history grows its models
@@ -266,8 +155,6 @@ def expand(
         else:
             left = budget * 60 - FIXED_S
             if power and noise is not None:
-                from interference.steps.plan_decisions import fit_decisions  # it builds on this module
-
                 by_id = {e["id"]: e for e in entries}
                 fitted = fit_decisions(base, needs, by_id, seconds, left, power, noise)
                 plan.priced, plan.undecided, plan.power = fitted.priced, fitted.undecided, power
@@ -282,7 +169,6 @@ def expand(
                 part.write_text(json.dumps(plan.record()) + "\n")
                 os.replace(part, cached)
     # A planned finding's runs at the factor its verdict was priced at (a cached plan's too).
-    from interference.steps.plan_decisions import at_factor  # it builds on this module
 
     by_entry = {e["id"]: e for e in entries}
 
@@ -299,6 +185,19 @@ def expand(
     out["findings"], out["budget_min"] = config.get("findings"), budget
     out["findings_plan"] = plan.record()
     return out
+
+
+def pricing_words(record: dict) -> str:
+    """How the plan priced its findings' verdicts, for the plan line ("" where it priced runs only)."""
+    priced, power = record.get("priced") or {}, record.get("decision_power")
+    if not priced or not power:
+        return ""
+    more = [f"{i} ×{f:g}" for i, (f, _) in priced.items() if f > 1 and i in record["planned"]]
+    n = len(priced)
+    text = f"{n} finding{'s' if n > 1 else ''} by the runs {'their' if n > 1 else 'its'} verdict needs at power {power:g} ({', '.join(more) or 'none above ×1'})"
+    if record.get("undecided"):
+        text += f"; {len(record['undecided'])} not decided up to ×{record['max_factor']:g}, planned last ({', '.join(record['undecided'])})"
+    return text
 
 
 def plan_lines(record: dict) -> list[str]:
@@ -318,8 +217,6 @@ def plan_lines(record: dict) -> list[str]:
     if record.get("not_testable"):
         line += f"; {len(record['not_testable'])} not testable here ({', '.join(record['not_testable'])})"
     lines = [line + "."]
-    from interference.steps.plan_decisions import pricing_words  # it builds on this module
-
     if words := pricing_words(record):
         lines.append(f"Priced: {words}.")
     return lines

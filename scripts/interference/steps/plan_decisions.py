@@ -1,7 +1,7 @@
 """A budget that buys decisions (config decision_power): each pair-study finding whose paper gives
 its cells priced by the runs its verdict needs (steps/verdict_price.py), and the plan fitted
 decisions first (docs/planning.md#the-price-of-a-verdict-a-budget-buys-decisions). Builds on
-steps/plan.py's needs, merge and fit."""
+steps/plan_fit.py's needs, merge and fit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import copy
 from interference import studies
 from interference.findings.verdict import Band
 from interference.steps import verdict_price
-from interference.steps.plan import Need, Plan, fit, merged
+from interference.steps.plan_fit import Need, Plan, fit, merged
 
 
 def pairs_part(base: dict, need: Need) -> dict:
@@ -84,16 +84,3 @@ def fit_decisions(
     }
     plan.planned_min = again.planned_min
     return plan
-
-
-def pricing_words(record: dict) -> str:
-    """How the plan priced its findings' verdicts, for the plan line ("" where it priced runs only)."""
-    priced, power = record.get("priced") or {}, record.get("decision_power")
-    if not priced or not power:
-        return ""
-    more = [f"{i} ×{f:g}" for i, (f, _) in priced.items() if f > 1 and i in record["planned"]]
-    n = len(priced)
-    text = f"{n} finding{'s' if n > 1 else ''} by the runs {'their' if n > 1 else 'its'} verdict needs at power {power:g} ({', '.join(more) or 'none above ×1'})"
-    if record.get("undecided"):
-        text += f"; {len(record['undecided'])} not decided up to ×{record['max_factor']:g}, planned last ({', '.join(record['undecided'])})"
-    return text
