@@ -63,9 +63,9 @@ def _scale(rng, df: np.ndarray, n: int) -> np.ndarray:
     return np.where(np.isfinite(df), rng.chisquare(finite, (n, len(df))) / finite, 1.0)
 
 
-def satterthwaite(pieces: np.ndarray, df: np.ndarray) -> np.ndarray:
-    """Welch and Satterthwaite's df of each row's sum of variance pieces, at most the df of the
-    row's largest piece (inference.linear's floor)."""
+def linear_df(pieces: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """inference.linear's df for each row of variance pieces: Welch and Satterthwaite's
+    (inference.satterthwaite), at most the df of the row's largest piece."""
     finite = np.isfinite(df)
     denom = np.where(finite, pieces**2 / np.where(finite, df, 1.0), 0.0).sum(axis=1)
     total = pieces.sum(axis=1)
@@ -110,7 +110,7 @@ class Draws:
         own = np.stack([(w**2 * self.own()[:, c.target == t]).sum(axis=1) for t in range(k)], axis=1)
         shared = np.stack([(w * self.loading()[:, c.target == t]).sum(axis=1) ** 2 for t in range(k)], axis=1)
         pieces = np.concatenate([own, shared], axis=1)
-        df = satterthwaite(pieces, np.concatenate([c.df_cell, c.df_base]))
+        df = linear_df(pieces, np.concatenate([c.df_cell, c.df_base]))
         return np.sqrt(pieces.sum(axis=1)), df
 
 

@@ -155,8 +155,9 @@ def expand(
         else:
             left = budget * 60 - FIXED_S
             if power and noise is not None:
-                by_id = {e["id"]: e for e in entries}
-                fitted = fit_decisions(base, needs, by_id, seconds, left, power, noise)
+                fitted = fit_decisions(
+                    base, needs, {e["id"]: e for e in entries}, seconds, left, power, noise
+                )
                 plan.priced, plan.undecided, plan.power = fitted.priced, fitted.undecided, power
                 plan.noise_from = fitted.noise_from
             else:
@@ -168,20 +169,16 @@ def expand(
                 part = cached.with_name(f"{cached.name}.{os.getpid()}")
                 part.write_text(json.dumps(plan.record()) + "\n")
                 os.replace(part, cached)
-    # A planned finding's runs at the factor its verdict was priced at (a cached plan's too).
-
-    by_entry = {e["id"]: e for e in entries}
-
+    # A planned finding's runs at the factor its verdict was priced at (a cached plan's too), and
+    # settle's extra runs on top (merged keeps the more of each cell's runs).
+    by_id = {e["id"]: e for e in entries}
     planned = [
-        at_factor(base, by_entry[i], needs[i], plan.priced[i][0]) if i in plan.priced else needs[i]
+        at_factor(base, by_id[i], needs[i], plan.priced[i][0]) if i in plan.priced else needs[i]
         for i in plan.planned
     ]
-    out = merged(base, planned)
-    for name, extra in settling.items():  # settle's extra runs on top of the plan's: the more of each
-        have = out["studies"][name].get("extra_repetitions") or {}
-        out["studies"][name]["extra_repetitions"] = {
-            c: max(have.get(c, 0), extra.get(c, 0)) for c in {**have, **extra}
-        }
+    out = merged(
+        base, planned + [Need(name, {"extra_repetitions": extra}) for name, extra in settling.items()]
+    )
     out["findings"], out["budget_min"] = config.get("findings"), budget
     out["findings_plan"] = plan.record()
     return out

@@ -69,9 +69,7 @@ def fit_decisions(
     plan.undecided = [i for i, p in prices.items() if p and not p.decides]
     step = fit(base, first, seconds, budget_s)
     chosen = [first[i] for i in step.planned]
-    rest = {
-        i: n for i, n in needs.items() if i not in step.planned and not (prices[i] is None and i in first)
-    }
+    rest = {i: n for i, n in needs.items() if i not in step.planned and prices[i] is not None}
     again = fit(merged(base, chosen), rest, seconds, budget_s) if rest else Plan(planned_min=step.planned_min)
     plan.planned = step.planned + again.planned
     plan.over_budget = {

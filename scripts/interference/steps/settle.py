@@ -76,10 +76,8 @@ def plan_settle(config_path: Path, findings: pd.DataFrame, budget_min: float) ->
 
     chosen = plan.fit(base, needs, seconds, budget_min * 60) if needs else plan.Plan()
     # Only settle's own cells: the plan's extra runs (in base) stay as the plan makes them.
-    extra: dict[str, int] = {}
-    for i in chosen.planned:
-        for cell, n in needs[i].part["extra_repetitions"].items():
-            extra[cell] = max(extra.get(cell, 0), n)
+    only = plan.merged({"studies": {"pairs": {"extra_repetitions": {}}}}, [needs[i] for i in chosen.planned])
+    extra = only["studies"]["pairs"]["extra_repetitions"]
     overlay = {"studies": {"pairs": {"extra_repetitions": extra}}} if extra else {}
     return overlay, chosen
 
