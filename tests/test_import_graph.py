@@ -68,7 +68,7 @@ def test_the_graph_reader_sees_imports_and_circles():
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(g) == [["a", "b", "c"]]
     g = graph()
-    assert "interference.stats.resampling" in g["interference.studies.network.statistics"]
+    assert "interference.stats.run_level" in g["interference.studies.network.statistics"]
     assert "interference.studies.pairs.cases" in g["interference.studies.pairs.execute"]
 
 

@@ -293,6 +293,32 @@ def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
     assert verdict == "inconclusive" and "too few samples: 2 on a side, needs at least 5" in text
 
 
+@pytest.mark.parametrize(
+    ("per_run", "level", "verdict"), [(2, "runs", "reproduced"), (0, "iterations", "inconclusive")]
+)
+def test_a_ratio_of_two_rows_is_judged_at_the_level_of_their_runs(tmp_path, per_run, level, verdict):
+    """001-14 (nested bridge+bridge over Docker's bridge below 0.95; here 0.8) from relative.tsv's
+    two rows: with 3 runs of 2 tests a row, the delta method on the run means (level runs)
+    decides; the same 6 tests in one run a row decide nothing."""
+    from interference.steps import scorecard as sc
+    from interference.steps.statistics import write
+
+    published = REPO / "report/published"
+    entry = [e for e in sc.load_catalogue(published / "findings.yaml") if e["id"] == "001-14"]
+    rows = [("baremetal", "to-host", "host", "throughput", [100, 101, 99, 100, 102, 98]),
+            ("docker", "to-host", "bridge", "throughput", [80, 81, 79, 80, 82, 78]),
+            ("nested", "to-host", "bridge+bridge", "throughput", [64 + d for d in (0, 1, -1, 0, 1, -1)])]  # fmt: skip
+    path = tmp_path / "samples.tsv"
+    table = samples(rows)
+    if per_run:
+        table["repetition"] = (table["iteration"] - 1) // per_run + 1
+    table.to_csv(path, sep="\t", index=False)
+    write(relative({"samples": path}, 1), tmp_path / "network/relative.tsv")
+    (tmp_path / "environment.json").write_text("{}")
+    card = sc.scorecard(entry, tmp_path, ["network"], published)
+    assert card[["verdict", "level"]].values.tolist() == [[verdict, level]], card.to_dict("records")
+
+
 def test_the_method_counts_the_tests_the_runs_recorded(tmp_path):
     """'N tests per run' is runs.tsv's n_iterations, not the config's iterations."""
     rows = [("baremetal", "to-host", "host", "throughput", 10.0, 0.1, 1.0)]

@@ -215,14 +215,16 @@ def test_vm_emulation_sentences_follow_the_recorded_acceleration():
     assert vm_note({}) == "" and vm_lines({}) == []
 
 
-def _scaling_stats(tmp_path, docker_factor: float, n: int):
+def _scaling_stats(tmp_path, docker_factor: float, n: int, per_run: int = 2):
     """results/stats/ of the scaling study from synthetic samples: bare metal's and Docker's
-    sysbench times at N = 1 and 2, Docker's `docker_factor` × bare metal's, n samples each."""
+    sysbench times at N = 1 and 2, Docker's `docker_factor` × bare metal's, n samples each in
+    runs of per_run (0: one run)."""
     from interference.steps.statistics import write
 
     rng = np.random.default_rng(3)
     rows = [
-        {"host": "h", "runtime": rt, "instances": k, "repetition": 1, "instance": 1, "iteration": i + 1,
+        {"host": "h", "runtime": rt, "instances": k, "repetition": i // per_run + 1 if per_run else 1,
+         "instance": 1, "iteration": i + 1,
          "metric": "execution_time", "value": 10.0 * k * f * (1 + 0.005 * rng.standard_normal()), "unit": "s",
          "higher_is_better": False, "start": "", "end": "", "status": "ok"}
         for rt, f in (("baremetal", 1.0), ("docker", docker_factor)) for k in (1, 2) for i in range(n)
@@ -236,23 +238,31 @@ def _scaling_stats(tmp_path, docker_factor: float, n: int):
     return out
 
 
-@pytest.mark.parametrize(("factor", "n", "verdict"), [(1.0, 10, rule.REPRODUCED), (1.2, 10, rule.NOT_REPRODUCED),
-                                                     (1.0, 2, rule.INCONCLUSIVE)])  # fmt: skip
-def test_the_scaling_section_shows_the_scorecards_verdict_on_its_data(tmp_path, factor, n, verdict):
+@pytest.mark.parametrize(("factor", "n", "per_run", "verdict"),
+                         [(1.0, 10, 2, rule.REPRODUCED), (1.2, 10, 2, rule.NOT_REPRODUCED),
+                          (1.0, 2, 1, rule.INCONCLUSIVE), (1.2, 10, 0, rule.INCONCLUSIVE)])  # fmt: skip
+def test_the_scaling_section_shows_the_scorecards_verdict_on_its_data(tmp_path, factor, n, per_run, verdict):
     """001-1 (a container as fast as bare metal) scored by the findings step on the study's own
-    tables, and the section showing that row: no second judge."""
+    tables, and the section showing that row: no second judge. One run's iterations decide
+    nothing (the last case), however far from the claim."""
     from interference.rendering.document import Document
     from interference.rendering.findings_section import study_blocks
     from interference.steps import scorecard as sc
     from interference.steps.statistics import write
 
-    stats = _scaling_stats(tmp_path, factor, n)
+    stats = _scaling_stats(tmp_path, factor, n, per_run)
     entry = [e for e in sc.load_catalogue(PUBLISHED / "findings.yaml") if e["id"] == "001-1"]
     card = sc.scorecard(entry, stats, ["scaling"], PUBLISHED)
     assert card["verdict"].tolist() == [verdict], card.to_dict("records")
     write(card, stats / "findings.tsv")
     (block,) = study_blocks(Document(stats, PUBLISHED, "test", "scaling"), "scaling")
     assert "**001-1**" in block.content and f"*{verdict}*" in block.content, block.content
+    # The method and figure say what the intervals cover, from the table.
+    from interference.studies.scaling.section import section
+
+    text = "\n".join(b.content for b in section(Document(stats, PUBLISHED, "test", "scaling")).method())
+    said = "95 % interval over runs" if per_run else "bootstrap over one run's iterations"
+    assert said in text, text
 
 
 def test_the_methods_state_the_n_and_counts_the_runs_recorded_not_the_config(tmp_path):

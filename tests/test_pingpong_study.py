@@ -101,11 +101,13 @@ def test_ab_parser():
         parse(AB_OUTPUT.split("Requests per second")[0], "")
 
 
-def samples(rows) -> pd.DataFrame:
+def samples(rows, per_run: int = 0) -> pd.DataFrame:
+    """Sample rows: one run of all the values, or runs of per_run values each."""
     out = []
     for rt, layer, m, values in rows:
         for i, v in enumerate(values, 1):
-            out.append({"host": "h", "runtime": rt, "layer": layer, "message_bytes": m, "repetition": 1,
+            run = (i - 1) // per_run + 1 if per_run else 1
+            out.append({"host": "h", "runtime": rt, "layer": layer, "message_bytes": m, "repetition": run,
                         "iteration": i, "metric": "transfer_rate", "value": v, "unit": "KiB/s",
                         "higher_is_better": True, "start": 0, "end": 2, "status": "ok"})  # fmt: skip
     return pd.DataFrame(out, columns=SAMPLE_COLUMNS)
@@ -295,16 +297,18 @@ def test_method_text_follows_cpu_use_and_recorded_cores(tmp_path, cpu, hosts, sa
 
 
 @pytest.mark.parametrize(
-    ("container", "verdict"),
+    ("container", "per_run", "verdict"),
     [
-        ([80, 81, 79, 80, 80, 81], "reproduced"),  # 003-5: about 80 % (0.7 to 0.9) for small messages
-        ([50, 51, 49, 50, 50, 51], "not reproduced"),
-        ([80, 81, 79], "inconclusive"),  # 3 tests: too few on a side
+        ([80, 81, 79, 80, 80, 81], 2, "reproduced"),  # 003-5: about 80 % (0.7 to 0.9) for small messages
+        ([50, 51, 49, 50, 50, 51], 2, "not reproduced"),
+        ([80, 81, 79], 1, "inconclusive"),  # 3 tests: too few on a side
+        ([50, 51, 49, 50, 50, 51], 0, "inconclusive"),  # one run: its iterations only
     ],
 )
-def test_the_section_shows_the_scorecards_verdict_on_its_ratios(tmp_path, container, verdict):
+def test_the_section_shows_the_scorecards_verdict_on_its_ratios(tmp_path, container, per_run, verdict):
     """003-5 scored by the findings step on the study's relative.tsv, and the section showing
-    that row: the section judges nothing itself."""
+    that row: the section judges nothing itself. Its interval covers runs (3 runs of 2 tests);
+    one run's 6 tests decide nothing, however far from the claim."""
     from interference.rendering.document import Document
     from interference.rendering.findings_section import study_blocks
     from interference.steps import scorecard as sc
@@ -315,13 +319,16 @@ def test_the_section_shows_the_scorecards_verdict_on_its_ratios(tmp_path, contai
         ("docker", "container", 10, container),
     ]
     path = tmp_path / "samples.tsv"
-    samples(rows).to_csv(path, sep="\t", index=False)
+    samples(rows, per_run).to_csv(path, sep="\t", index=False)
     write(relative({"samples": path}, 1), tmp_path / "pingpong/relative.tsv")
     (tmp_path / "environment.json").write_text("{}")
     published = REPO / "report/published"
     entry = [e for e in sc.load_catalogue(published / "findings.yaml") if e["id"] == "003-5"]
     card = sc.scorecard(entry, tmp_path, ["pingpong"], published)
     assert card["verdict"].tolist() == [verdict], card.to_dict("records")
+    assert card["level"].tolist() == ["runs" if per_run else "iterations"]
+    if not per_run:
+        assert "iterations only" in card["reason"].iloc[0]
     write(card, tmp_path / "findings.tsv")
     text = "\n".join(b.content for b in study_blocks(Document(tmp_path), "pingpong"))
     assert "**003-5**" in text and f"*{verdict}*" in text, text

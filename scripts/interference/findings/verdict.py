@@ -160,6 +160,17 @@ def judge(m: Measure, band: Band, show=lambda x: f"{x:g}") -> tuple[str, str]:
     )
 
 
+def table_level(row) -> dict:
+    """A table row's interval level and t df as Measure's keywords (stats/run_level.py writes
+    ci_level and ci_df; a table made before them leaves the level unsaid)."""
+    try:
+        df = float(row.get("ci_df", math.nan))
+    except (TypeError, ValueError):
+        df = math.nan
+    level = row.get("ci_level", "")
+    return {"df": df if math.isfinite(df) else math.inf, "level": level if isinstance(level, str) else ""}
+
+
 def ratio_from_summaries(m1, sd1, n1, m2, sd2, n2) -> tuple[float, float, float]:
     """m1/m2 with a 95 % interval from the delta method on the log scale (two independent means
     given as mean, SD, n): for ratios of two summary rows, where no table holds a bootstrap."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interference.findings.inference import RUNS
 from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity, ratio_from_summaries
 from interference.stores.stats_tables import vm_acceleration
 
@@ -27,9 +28,10 @@ def _pick(s: pd.DataFrame, want: dict, entities: int = 1, children: int = 1) -> 
     return r.iloc[0] if len(r) else None
 
 
-def _ratio(what: str, a: pd.Series, b: pd.Series) -> Measure:
+def _ratio(what: str, a: pd.Series, b: pd.Series, level: str = "") -> Measure:
     est, low, high = ratio_from_summaries(a["mean"], a["sd"], a["n"], b["mean"], b["sd"], b["n"])
-    return Measure(what, est, low, high, int(min(a["n"], b["n"])))
+    return Measure(what, est, low, high, int(min(a["n"], b["n"])), level=level,
+                   df=max(min(a["n"], b["n"]) - 1, 1))  # fmt: skip
 
 
 def _name(want: dict) -> str:
@@ -48,7 +50,8 @@ def creation_ratio(ctx, args: dict):
         and (vm_acceleration(ctx.env) or ("",))[0] == "tcg"
     ):
         return Skip(NOT_TESTABLE, "the VM ran under TCG, an emulator: its boot time is not a hypervisor's")
-    return _ratio(f"time to create one {_name(args['a'])} over one {_name(args['b'])}", a, b)
+    # One entity a run: each creation time is its own run's, so the interval covers runs.
+    return _ratio(f"time to create one {_name(args['a'])} over one {_name(args['b'])}", a, b, RUNS)
 
 
 @quantity("ratio")

@@ -62,12 +62,16 @@ RELATIVE = TableSchema(
     n=INTEGER,
     mean=NUMBER,
     sd=NUMBER,
+    runs=INTEGER,
+    run_sd=NUMBER,  # the SD of the run means: a ratio of two rows at the runs level
     reference=TEXT,
     reference_mean=NUMBER,
     ratio=NUMBER,
     ci_low=NUMBER,
     ci_high=NUMBER,
     ci_method=TEXT,
+    ci_level=TEXT,  # runs, or iterations where a side had one run (stats/run_level.py)
+    ci_df=NUMBER,
     note=TEXT,
 )
 

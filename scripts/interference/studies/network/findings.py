@@ -1,12 +1,23 @@
 """The network study's checks of paper 001's findings (report/published/findings.yaml): a
 runtime's and mode's throughput or latency against bare metal's (relative.tsv), or against
-another runtime's or mode's (a delta-method CI from the two rows)."""
+another runtime's or mode's (a delta-method CI from the two rows), at the level the runs allow."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
-from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity, ratio_from_summaries
+from interference.findings.inference import ITERATIONS, RUNS
+from interference.findings.verdict import (
+    NOT_RUN,
+    NOT_TESTABLE,
+    Measure,
+    Skip,
+    quantity,
+    ratio_from_summaries,
+    table_level,
+)  # fmt: skip
 from interference.stores.stats_tables import vm_acceleration
 from interference.studies.network import published
 
@@ -43,8 +54,8 @@ def network_ratio(ctx, args: dict):
     t = ctx.table("relative")
     if t.empty:
         return Skip(NOT_RUN, "these results have no network study")
-    for c in ("n", "mean", "sd", "ratio", "ci_low", "ci_high"):
-        t[c] = pd.to_numeric(t[c], errors="coerce")
+    for c in ("n", "mean", "sd", "ratio", "ci_low", "ci_high", "runs", "run_sd"):
+        t[c] = pd.to_numeric(t.get(c, math.nan), errors="coerce")
     direction = args.get("direction", "to-host")
     t = t[(t["metric"] == args["metric"]) & (t["direction"] == direction)]
 
@@ -68,10 +79,26 @@ def network_ratio(ctx, args: dict):
     cite = {"published": paper, "published_from": source if paper is not None else ""}
     if over is None:
         return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {a['reference']}",
-                       float(a["ratio"]), float(a["ci_low"]), float(a["ci_high"]), int(a["n"]), **cite)  # fmt: skip
-    est, low, high = ratio_from_summaries(a["mean"], a["sd"], a["n"], b["mean"], b["sd"], b["n"])
+                       float(a["ratio"]), float(a["ci_low"]), float(a["ci_high"]), int(a["n"]), **cite,
+                       **table_level(a))  # fmt: skip
+    est, low, high, level = two_rows(a, b)
     return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {over[0]} ({over[1]})",
-                   est, low, high, int(min(a["n"], b["n"])), **cite)  # fmt: skip
+                   est, low, high, int(min(a["n"], b["n"])), **cite, level=level,
+                   df=max(min(a["runs"], b["runs"]) - 1, 1) if level == RUNS else math.inf)  # fmt: skip
+
+
+def two_rows(a: pd.Series, b: pd.Series) -> tuple[float, float, float, str]:
+    """a's mean over b's with its 95 % CI and the level it covers: from the SD of each row's run
+    means where both rows have 2 runs or more (runs), else from their iterations' SD (iterations,
+    or "" for a table made before the runs were counted)."""
+    runs = min(a.get("runs", math.nan), b.get("runs", math.nan))
+    if runs >= 2:
+        return (
+            *ratio_from_summaries(a["mean"], a["run_sd"], a["runs"], b["mean"], b["run_sd"], b["runs"]),
+            RUNS,
+        )
+    level = ITERATIONS if runs == 1 else ""
+    return (*ratio_from_summaries(a["mean"], a["sd"], a["n"], b["mean"], b["sd"], b["n"]), level)
 
 
 CHECKS = {"network_ratio": network_ratio}

@@ -1,7 +1,8 @@
 """Statistics of the network study: per runtime, direction, network mode and metric, the
 descriptive statistics of the tests (summary), and each mean relative to bare metal's host-to-host
-mean (relative), with a bootstrap CI resampling both groups, as paper 001 compares Table II's
-rows with its Host - Host row; the to-remote rows (a server on another host: Tables IV and V)
+mean (relative), with a 95 % CI over runs where both have 2 runs or more, else a bootstrap over
+the iterations (stats/run_level.py says which: ci_level), as paper 001 compares Table II's rows
+with its Host - Host row; the to-remote rows (a server on another host: Tables IV and V)
 relative to bare metal's host-to-remote row, as Table IV's Host - Host row."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.descriptive import describe, prepare, valid
-from interference.stats.resampling import bootstrap_ci
+from interference.stats.run_level import ratio_at_level, run_sd
 from interference.studies.network import RELATIVE
 
 GROUP = ["host", "runtime", "direction", "mode", "metric"]
@@ -40,10 +41,6 @@ def summary(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     return describe(read(inputs["samples"]), GROUP).sort_values(GROUP).reset_index(drop=True)
 
 
-def _ratio(x, base, axis=-1):
-    return np.mean(x, axis=axis) / np.mean(base, axis=axis)
-
-
 def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     df = valid(prepare(read(inputs["samples"]), GROUP))
     rows = []
@@ -54,22 +51,19 @@ def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
         if ref_key is None:
             continue
         base = h[(h["runtime"] == ref_key[0]) & (h["direction"] == ref_key[1]) & (h["mode"] == ref_key[2])]
-        base = base["value"].to_numpy()
         for (rt, d, m), g in h.groupby(["runtime", "direction", "mode"]):
             x = g["value"].to_numpy()
-            low, high, method, note = (
-                bootstrap_ci(x, base, _ratio, N_RESAMPLES, SEED, (host, metric, rt, d, m))
-                if len(x) >= 2 and len(base) >= 2
-                else (np.nan, np.nan, "", "fewer than 2 samples: no CI")
-            )
+            r = ratio_at_level(x, g["repetition"], base["value"], base["repetition"], N_RESAMPLES, SEED,
+                               (host, metric, rt, d, m))  # fmt: skip
             rows.append(
                 {
                     "host": host, "runtime": rt, "direction": d, "mode": m, "metric": metric,
                     "unit": g["unit"].iloc[0], "n": len(x), "mean": x.mean(),
                     "sd": x.std(ddof=1) if len(x) > 1 else np.nan,
-                    "reference": "/".join(ref_key), "reference_mean": base.mean(),
-                    "ratio": x.mean() / base.mean(), "ci_low": low, "ci_high": high,
-                    "ci_method": method, "note": note,
+                    "runs": r.runs, "run_sd": run_sd(x, g["repetition"]),
+                    "reference": "/".join(ref_key), "reference_mean": base["value"].mean(),
+                    "ratio": r.ratio, "ci_low": r.low, "ci_high": r.high, "ci_method": r.method,
+                    "ci_level": r.level, "ci_df": r.df, "note": r.note,
                 }
             )  # fmt: skip
     cols = RELATIVE.columns  # declared in __init__.py

@@ -70,12 +70,16 @@ RELATIVE = TableSchema(
     figure=TEXT,
     message_bytes=TEXT,
     n=INTEGER,
+    runs=INTEGER,
+    baseline_runs=INTEGER,
     mean=NUMBER,
     baseline_mean=NUMBER,
     ratio=NUMBER,
     ci_low=NUMBER,
     ci_high=NUMBER,
     ci_method=TEXT,
+    ci_level=TEXT,  # runs, or iterations where a side had one run (stats/run_level.py)
+    ci_df=NUMBER,
     note=TEXT,
 )
 RSD = TableSchema(

@@ -1,8 +1,10 @@
 """The ping-pong study's checks of paper 003's findings (report/published/findings.yaml): a
 layer's transfer rate against its baseline layer's (relative.tsv), at the smallest or largest
-message size, or the mean over the sizes (cells)."""
+message size, or the mean over the sizes (cells), at the level its intervals cover (ci_level)."""
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
@@ -16,8 +18,9 @@ def pingpong_ratio(ctx, args: dict):
     t = ctx.table("relative")
     if t.empty:
         return Skip(NOT_RUN, "these results have no ping-pong study")
-    for c in ("message_bytes", "n", "ratio", "ci_low", "ci_high"):
-        t[c] = pd.to_numeric(t[c], errors="coerce")
+    for c in ("message_bytes", "n", "ratio", "ci_low", "ci_high", "ci_df"):
+        t[c] = pd.to_numeric(t.get(c, math.nan), errors="coerce")
+    t["ci_level"] = t.get("ci_level", "")  # a table made before the column: the level unsaid
     t = t[(t["layer"] == args["layer"]) & (t["baseline"] == args["baseline"])].sort_values("message_bytes")
     if t.empty:
         return Skip(NOT_RUN, f"these results have no {args['layer']} layer against {args['baseline']}")
@@ -25,7 +28,8 @@ def pingpong_ratio(ctx, args: dict):
     if size != "all":
         t = t.iloc[[0]] if size == "smallest" else t.iloc[[-1]]
     by_cell = tuple(
-        CellEstimate(f"m = {int(m):,} B", r, lo, hi) for m, r, lo, hi in t[["message_bytes", "ratio", "ci_low", "ci_high"]].itertuples(index=False)
+        CellEstimate(f"m = {int(m):,} B", r, lo, hi, df=df if df == df else math.inf, level=level or "")
+        for m, r, lo, hi, df, level in t[["message_bytes", "ratio", "ci_low", "ci_high", "ci_df", "ci_level"]].itertuples(index=False)
     )  # fmt: skip
     sizes = ", ".join(c.label.removeprefix("m = ") for c in by_cell)
     what = f"transfer rate of {args['layer']} over {args['baseline']} (m = {sizes}{'; mean over the sizes' if len(t) > 1 else ''})"

@@ -1,8 +1,9 @@
 """Statistics of the ping-pong study: the descriptive statistics per runtime, layer, message size
 and metric (summary, with the %RSD of paper 003's Table I as cv); the transfer rate of each
 layer relative to another at each message size (relative: the paper's Figure 3a against the
-reference, 3b overlay against container and encryption against its unencrypted overlay), with a
-bootstrap CI resampling both; and Table I, the min, mean and max %RSD over message sizes (rsd)."""
+reference, 3b overlay against container and encryption against its unencrypted overlay), with a 95 % CI
+over runs where both have 2 runs or more, else a bootstrap over the iterations (stats/run_level.py
+says which: ci_level); and Table I, the min, mean and max %RSD over message sizes (rsd)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.descriptive import describe, prepare, valid
-from interference.stats.resampling import bootstrap_ci
+from interference.stats.run_level import ratio_at_level
 from interference.studies.pingpong import BARE_METAL_LAYERS, RELATIVE, RSD
 
 GROUP = ["host", "runtime", "layer", "message_bytes", "metric"]
@@ -48,10 +49,6 @@ def summary(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     return _sorted(describe(read(inputs["samples"]), GROUP), GROUP)
 
 
-def _ratio(x, base, axis=-1):
-    return np.mean(x, axis=axis) / np.mean(base, axis=axis)
-
-
 def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     df = valid(prepare(read(inputs["samples"]), GROUP))
     df = df[df["metric"] == RATE]
@@ -67,20 +64,17 @@ def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
                 a = h[(h["runtime"] == rt_of[layer]) & (h["layer"] == layer)]
                 b = h[(h["runtime"] == rt_of[over]) & (h["layer"] == over)]
                 for m in sorted(set(a["message_bytes"]) & set(b["message_bytes"]), key=int):
-                    x = a[a["message_bytes"] == m]["value"].to_numpy()
-                    base = b[b["message_bytes"] == m]["value"].to_numpy()
-                    low, high, method, note = (
-                        bootstrap_ci(x, base, _ratio, N_RESAMPLES, SEED, (host, rt, layer, over, m))
-                        if len(x) >= 2 and len(base) >= 2
-                        else (np.nan, np.nan, "", "fewer than 2 samples: no CI")
-                    )
+                    x, base = a[a["message_bytes"] == m], b[b["message_bytes"] == m]
+                    r = ratio_at_level(x["value"], x["repetition"], base["value"], base["repetition"],
+                                       N_RESAMPLES, SEED, (host, rt, layer, over, m))  # fmt: skip
                     rows.append(
                         {
                             "host": host, "runtime": rt_of[layer], "layer": layer,
                             "baseline_runtime": rt_of[over], "baseline": over, "figure": figure,
-                            "message_bytes": m, "n": len(x), "mean": x.mean(), "baseline_mean": base.mean(),
-                            "ratio": x.mean() / base.mean(), "ci_low": low, "ci_high": high,
-                            "ci_method": method, "note": note,
+                            "message_bytes": m, "n": len(x), "runs": r.runs, "baseline_runs": r.baseline_runs,
+                            "mean": x["value"].mean(), "baseline_mean": base["value"].mean(),
+                            "ratio": r.ratio, "ci_low": r.low, "ci_high": r.high, "ci_method": r.method,
+                            "ci_level": r.level, "ci_df": r.df, "note": r.note,
                         }
                     )  # fmt: skip
     out = pd.DataFrame(rows, columns=cols)

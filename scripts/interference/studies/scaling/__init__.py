@@ -29,13 +29,17 @@ SLOWDOWN = TableSchema(
     runtime=TEXT,
     instances=INTEGER,
     n=INTEGER,
+    runs=INTEGER,
     mean_s=NUMBER,
     reference=TEXT,
     reference_mean_s=NUMBER,
+    reference_runs=INTEGER,
     slowdown=NUMBER,
     ci_low=NUMBER,
     ci_high=NUMBER,
     ci_method=TEXT,
+    ci_level=TEXT,  # runs, or iterations where a side had one run (stats/run_level.py)
+    ci_df=NUMBER,
     note=TEXT,
 )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity
+from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity, table_level
 from interference.stores.stats_tables import vm_acceleration
 
 
@@ -29,7 +29,8 @@ def runtime_ratio(ctx, args: dict):
     r = t[(t["runtime"] == rt) & (t["instances"] == first)].iloc[0]
     base = t[(t["runtime"] == "baremetal") & (t["instances"] == first)].iloc[0]
     return Measure(f"{rt}'s time for the task over bare metal's, {first:.0f} instance(s)",
-                   float(r["slowdown"]), float(r["ci_low"]), float(r["ci_high"]), int(min(r["n"], base["n"])))  # fmt: skip
+                   float(r["slowdown"]), float(r["ci_low"]), float(r["ci_high"]), int(min(r["n"], base["n"])),
+                   **table_level(r))  # fmt: skip
 
 
 CHECKS = {"runtime_ratio": runtime_ratio}

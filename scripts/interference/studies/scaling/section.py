@@ -8,7 +8,7 @@ import pandas as pd
 
 from interference.rendering.kit.blocks import Block, md
 from interference.rendering.kit.figures.scaling import Series, scaling_figure
-from interference.rendering.kit.format import esc, is_num, num, numi, recorded
+from interference.rendering.kit.format import esc, interval_level, is_num, num, numi, recorded
 from interference.stores.stats_tables import vm_acceleration
 
 
@@ -47,7 +47,7 @@ class Scaling:
                 f"no limits, N in {esc(instances)}, each instance run "
                 f"{each or 'an unrecorded number of'} times per run (results/stats/scaling/runs.tsv). The slowdown is an instance's mean "
                 "execution time over that of one instance on the reference runtime (bare metal where it ran), "
-                "with a 95 % bootstrap interval; the paper plots the same ratio (its Fig. 3, 12 cores, N up to 64)."
+                f"with a 95 % interval {interval_level(self.slowdown)}; the paper plots the same ratio (its Fig. 3, 12 cores, N up to 64)."
             )
         ]
 
@@ -72,7 +72,7 @@ class Scaling:
             self.doc.figure(
                 fig,
                 f"Slowdown of a sysbench instance with N concurrent instances, relative to one instance on "
-                f"{esc(ref)} (95 % bootstrap whiskers); the dashed line is this machine's core count.",
+                f"{esc(ref)} (95 % CI whiskers {interval_level(self.slowdown)}); the dashed line is this machine's core count.",
                 "Line chart of slowdown against the number of concurrent instances, one line per runtime.",
             )
         ]

@@ -1,16 +1,16 @@
 """Statistics of the scaling study: per runtime and N, the descriptive statistics of an
 instance's execution time (summary), and the slowdown, its mean relative to one instance on
-bare metal, with a bootstrap CI (resampling both groups), as paper 001's Fig. 3."""
+bare metal, with a 95 % CI over runs where both have 2 runs or more, else a bootstrap over the
+iterations (stats/run_level.py says which: ci_level), as paper 001's Fig. 3."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from interference.stats.descriptive import describe, prepare, valid
-from interference.stats.resampling import bootstrap_ci
+from interference.stats.run_level import ratio_at_level
 from interference.studies.scaling import SLOWDOWN
 
 GROUP = ["host", "runtime", "instances", "metric"]
@@ -29,10 +29,6 @@ def summary(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     return out.sort_values(["host", "runtime", "instances"]).reset_index(drop=True)
 
 
-def _ratio(x, base, axis=-1):
-    return np.mean(x, axis=axis) / np.mean(base, axis=axis)
-
-
 def reference_runtime(runtimes) -> str:
     present = list(runtimes)
     return next((r for r in REFERENCES if r in present), sorted(present)[0])
@@ -45,30 +41,19 @@ def slowdown(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
     for host, h in df.groupby("host"):
         ref_rt = reference_runtime(h["runtime"].unique())
         ref = h[(h["runtime"] == ref_rt) & (h["instances"] == h[h["runtime"] == ref_rt]["instances"].min())]
-        base = ref["value"].to_numpy()
         for (rt, n), g in h.groupby(["runtime", "instances"]):
-            x = g["value"].to_numpy()
-            low, high, method, note = (
-                bootstrap_ci(x, base, _ratio, N_RESAMPLES, SEED, (host, rt, n))
-                if len(x) >= 2 and len(base) >= 2
-                else (np.nan, np.nan, "", "fewer than 2 samples: no CI")
-            )
+            r = ratio_at_level(g["value"], g["repetition"], ref["value"], ref["repetition"], N_RESAMPLES, SEED,
+                               (host, rt, n))  # fmt: skip
             rows.append(
                 {
-                    "host": host,
-                    "runtime": rt,
-                    "instances": n,
-                    "n": len(x),
-                    "mean_s": x.mean(),
+                    "host": host, "runtime": rt, "instances": n, "n": len(g), "runs": r.runs,
+                    "mean_s": g["value"].mean(),
                     "reference": f"{ref_rt}, N={int(ref['instances'].iloc[0])}",
-                    "reference_mean_s": base.mean(),
-                    "slowdown": x.mean() / base.mean(),
-                    "ci_low": low,
-                    "ci_high": high,
-                    "ci_method": method,
-                    "note": note,
+                    "reference_mean_s": ref["value"].mean(), "reference_runs": r.baseline_runs,
+                    "slowdown": r.ratio, "ci_low": r.low, "ci_high": r.high, "ci_method": r.method,
+                    "ci_level": r.level, "ci_df": r.df, "note": r.note,
                 }
-            )
+            )  # fmt: skip
     cols = SLOWDOWN.columns  # declared in __init__.py
     return (
         pd.DataFrame(rows, columns=cols).sort_values(["host", "runtime", "instances"]).reset_index(drop=True)

@@ -8,7 +8,7 @@ import numpy as np
 from interference.rendering.kit.blocks import Block, md
 from interference.rendering.kit.figures import PALETTE
 from interference.rendering.kit.figures.network import Ratio, ratio_panels
-from interference.rendering.kit.format import esc, is_num
+from interference.rendering.kit.format import esc, interval_level, is_num
 from interference.studies.network import published
 from interference.studies.network.section.data import ends
 
@@ -55,7 +55,7 @@ class Figure:
             self.doc.figure(
                 fig,
                 f"Throughput and latency of every runtime, direction and network mode relative to {over} "
-                "(runtime/direction/mode; log axis, 95 % bootstrap whiskers); diamonds: paper 001's ratio for "
+                f"(runtime/direction/mode; log axis, 95 % CI whiskers {interval_level(self.rel)}); diamonds: paper 001's ratio for "
                 f"the same row ({' and '.join(tables)}, over their Host - Host row).",
                 "Two panels of horizontal bars, throughput and latency ratios per row, with the paper's ratios "
                 "as diamonds.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from interference.rendering.kit.blocks import Block, md
 from interference.rendering.kit.figures.by_size import Panel, Series, size_panels
+from interference.rendering.kit.format import interval_level
 from interference.studies.pingpong import published
 from interference.studies.pingpong.section.data import COLORS
 from interference.studies.pingpong.statistics import BARE_METAL, RATE
@@ -41,7 +42,7 @@ class Figure:
             self.doc.figure(
                 fig,
                 "Transfer rate trans(m) per layer (left; mean of the tests, log axes), and "
-                "the ratios of paper 003's Figure 3 (bands: 95 % bootstrap CI); diamonds: the ratios the paper "
+                f"the ratios of paper 003's Figure 3 (bands: 95 % CI {interval_level(self.rel)}); diamonds: the ratios the paper "
                 "states for small and for large messages, drawn at our largest size on each side of 100 kB.",
                 "Line charts of transfer rate and of rate ratios against message size, one line per layer.",
             )

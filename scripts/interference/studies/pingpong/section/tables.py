@@ -4,7 +4,7 @@ paper's, Table I's %RSD beside the paper's, and the services' CPU use per test (
 from __future__ import annotations
 
 from interference.rendering.kit.blocks import Block
-from interference.rendering.kit.format import is_num, num
+from interference.rendering.kit.format import interval_level, is_num, num
 from interference.studies.pingpong import published
 from interference.studies.pingpong.section.data import SYMBOL, message_size
 from interference.studies.pingpong.statistics import RATE
@@ -58,7 +58,7 @@ class Tables:
             self.doc.table(
                 ["Ratio (runtime)", *(message_size(m) for m in sizes), "Paper"],
                 cells,
-                "Transfer rates relative to another layer at the same m, with 95 % bootstrap CIs "
+                f"Transfer rates relative to another layer at the same m, with 95 % CIs {interval_level(self.rel)} "
                 "(results/stats/pingpong/relative.tsv); the paper's values as its text states them for small "
                 "(< 100 kB) / large messages.",
                 numeric_from=1,
