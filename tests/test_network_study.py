@@ -261,8 +261,9 @@ def test_vm_sentences_follow_the_recorded_acceleration(tmp_path):
 
 def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
     """001-8 (a container on the host's network ≈ bare metal's throughput, 0.90 to 1.10) scored by
-    the findings step on relative.tsv and shown by the section: Docker's 0.98 with 5 tests and an
-    SD of 1 % is reproduced, 0.80 is not, and 2 tests are too few. The section judges nothing."""
+    the findings step on relative.tsv and shown by the section: Docker's 0.98 with 5 samples over
+    runs and an SD of 1 % is reproduced, 0.80 is not, 2 samples are too few, and one run's
+    iterations decide nothing. The section judges nothing."""
     from interference.rendering.document import Document
     from interference.rendering.findings_section import study_blocks
     from interference.steps import scorecard as sc
@@ -271,7 +272,7 @@ def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
     published = REPO / "report/published"
     entry = [e for e in sc.load_catalogue(published / "findings.yaml") if e["id"] == "001-8"]
 
-    def shown(n, docker_mean):
+    def shown(n, docker_mean, level="runs"):
         rows = [("baremetal", "to-host", "host", "throughput", 100.0, 1.0, 1.0),
                 ("docker", "to-host", "host", "throughput", docker_mean, 1.0, docker_mean / 100)]  # fmt: skip
         d = tmp_path / f"{n}-{docker_mean}"
@@ -280,6 +281,8 @@ def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
         # The bootstrap CI the statistics would give, here a normal one from the SDs.
         half = 1.96 * np.sqrt(2) * 1.0 / np.sqrt(n) / 100
         rel = rel.assign(n=n, ci_low=rel["ratio"] - half, ci_high=rel["ratio"] + half)
+        if level:  # else a table made before ci_level: one run's iterations
+            rel = rel.assign(ci_level=level)
         rel.to_csv(d / "network/relative.tsv", sep="\t", index=False)
         card = sc.scorecard(entry, d, ["network"], published)
         write(card, d / "findings.tsv")
@@ -291,6 +294,10 @@ def test_the_section_shows_the_scorecards_verdict_on_its_rows(tmp_path):
     assert shown(5, 80.0)[0] == "not reproduced"
     verdict, text = shown(2, 98.0)
     assert verdict == "inconclusive" and "too few samples: 2 on a side, needs at least 5" in text
+    # One run's iterations (or a table that does not say, made when every cell ran once) decide nothing.
+    for level in ("iterations", ""):
+        verdict, text = shown(5, 80.0, level)
+        assert verdict == "inconclusive" and "iterations only" in text, text
 
 
 @pytest.mark.parametrize(
@@ -432,3 +439,34 @@ def test_an_attempt_refused_after_every_retry_is_a_failed_iteration(tmp_path, mo
     [it] = read_iterations(out, 30)
     # iperf3 3.12 exits 0 (NOT_LISTENING_RC recorded); later versions exit 1 themselves.
     assert it["status"] != "ok" and it["exit_code"] != 0
+
+
+def test_the_reference_row_has_no_interval_and_no_finding_is_judged_on_itself(tmp_path):
+    """Where bare metal's host-to-host row did not run, Docker's host mode is the reference: its
+    row is 1 without an interval, and 001-8 (Docker's host mode over bare metal) is not run
+    rather than Docker over itself."""
+    from interference.steps import scorecard as sc
+    from interference.steps.statistics import write
+
+    table = samples([("docker", "to-host", "host", "throughput", [100, 101, 99, 100, 102, 98]),
+                     ("docker", "to-host", "bridge", "throughput", [80, 81, 79, 80, 82, 78])])  # fmt: skip
+    table["repetition"] = (table["iteration"] - 1) // 2 + 1
+    path = tmp_path / "samples.tsv"
+    table.to_csv(path, sep="\t", index=False)
+    rel = relative({"samples": path}, 1).set_index("mode")
+    assert (
+        rel.loc["host", "ratio"] == 1
+        and pd.isna(rel.loc["host", "ci_low"])
+        and rel.loc["host", "note"] == "the reference"
+    )
+    assert (
+        rel.loc["bridge", "ci_level"] == "runs"
+        and rel.loc["bridge", "ci_low"] < 0.8 < rel.loc["bridge", "ci_high"]
+    )
+    write(rel.reset_index(), tmp_path / "network/relative.tsv")
+    (tmp_path / "environment.json").write_text("{}")
+    published = REPO / "report/published"
+    entry = [e for e in sc.load_catalogue(published / "findings.yaml") if e["id"] == "001-8"]
+    card = sc.scorecard(entry, tmp_path, ["network"], published)
+    assert card["verdict"].tolist() == ["not run in this config"], card.to_dict("records")
+    assert "is the reference" in card["reason"].iloc[0]

@@ -261,7 +261,9 @@ def test_the_scaling_section_shows_the_scorecards_verdict_on_its_data(tmp_path, 
     from interference.studies.scaling.section import section
 
     text = "\n".join(b.content for b in section(Document(stats, PUBLISHED, "test", "scaling")).method())
-    said = "95 % interval over runs" if per_run else "bootstrap over one run's iterations"
+    said = (
+        "95 % interval over runs" if per_run else "95 % interval from a bootstrap over one run's iterations"
+    )
     assert said in text, text
 
 

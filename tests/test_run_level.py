@@ -73,5 +73,24 @@ def test_the_captions_say_what_the_intervals_cover_from_the_table():
 
     assert interval_level(pd.DataFrame({"ci_level": ["runs", "runs"]})) == "over runs"
     both = interval_level(pd.DataFrame({"ci_level": ["runs", "iterations", ""]}))
-    assert both.startswith("over runs or bootstrap over one run's iterations")
-    assert interval_level(pd.DataFrame({"ratio": [1.0]})) == "bootstrap"
+    assert both.startswith("over runs or from a bootstrap over one run's iterations")
+    assert interval_level(pd.DataFrame({"ratio": [1.0]})) == "from a bootstrap"
+
+
+def test_cells_of_the_same_runs_are_averaged_as_perfectly_correlated():
+    """Ping-pong's sizes run interleaved in the same runs: the mean's SE is the mean of the
+    cells' SEs (the widest it can be), not the independent cells' sqrt(sum of squares) / k."""
+    from interference.findings.inference import CellEstimate, correlated_mean, mean_of
+
+    cells = [CellEstimate("a", 0.8, 0.7, 0.9, se=0.01, df=4), CellEstimate("b", 0.6, 0.5, 0.7, se=0.03, df=4)]
+    assert correlated_mean(cells, "mean", "sizes").sd == pytest.approx(0.02)
+    assert mean_of(cells).sd == pytest.approx(math.sqrt(0.01**2 + 0.03**2) / 2)
+    assert correlated_mean(cells, "mean", "sizes").estimate == pytest.approx(0.7)
+
+
+def test_the_changes_step_judges_nothing_on_one_runs_iterations_either():
+    """steps/changes_ratios.py compares sessions' relative.tsv rows; this level is among those
+    that leave out what runs add, so no 'changed' rests on it."""
+    from interference.stats.session_variance import WITHIN_ONE_RUN
+
+    assert ITERATIONS in WITHIN_ONE_RUN and RUNS not in WITHIN_ONE_RUN

@@ -142,6 +142,16 @@ def mean_of(cells: Sequence[CellEstimate], label: str = "mean") -> CellEstimate:
     return linear(cells, [1 / len(cells)] * len(cells), label)
 
 
+def correlated_mean(cells: Sequence[CellEstimate], label: str, why: str) -> CellEstimate:
+    """The mean of cells measured in the same runs (one target's metrics; one layer's message
+    sizes), as if perfectly correlated: the widest their mean's interval can be, since the cells
+    of one run move together by an amount nothing measures. why names the shared source."""
+    source = (why, label)
+    same = [CellEstimate(c.label, c.estimate, c.low, c.high, c.sd, c.df, c.level, ((source, c.sd, c.df),), source)
+            for c in cells]  # fmt: skip
+    return mean_of(same, label)
+
+
 def difference(
     a: Sequence[CellEstimate], b: Sequence[CellEstimate], label: str = "difference"
 ) -> CellEstimate:

@@ -162,13 +162,15 @@ def judge(m: Measure, band: Band, show=lambda x: f"{x:g}") -> tuple[str, str]:
 
 def table_level(row) -> dict:
     """A table row's interval level and t df as Measure's keywords (stats/run_level.py writes
-    ci_level and ci_df; a table made before them leaves the level unsaid)."""
+    ci_level and ci_df). A table made before them is taken as one run's iterations: every such
+    table of these studies ran one run a cell, and the pipeline makes it again from its samples."""
     try:
         df = float(row.get("ci_df", math.nan))
     except (TypeError, ValueError):
         df = math.nan
     level = row.get("ci_level", "")
-    return {"df": df if math.isfinite(df) else math.inf, "level": level if isinstance(level, str) else ""}
+    return {"df": df if math.isfinite(df) else math.inf,
+            "level": level if isinstance(level, str) and level else ITERATIONS}  # fmt: skip
 
 
 def ratio_from_summaries(m1, sd1, n1, m2, sd2, n2) -> tuple[float, float, float]:

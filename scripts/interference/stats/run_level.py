@@ -61,6 +61,13 @@ def run_sd(values, runs) -> float:
     return float(np.std(means, ddof=1)) if len(means) >= 2 else np.nan
 
 
+def reference(x_runs, base_runs) -> LevelRatio:
+    """The reference cell over itself: 1, with no interval (its samples are not a second group)."""
+    return LevelRatio(
+        1.0, np.nan, np.nan, "", "", np.nan, len(set(x_runs)), len(set(base_runs)), "the reference"
+    )
+
+
 def ratio_at_level(x, x_runs, base, base_runs, n_resamples: int, seed: int, key: tuple) -> LevelRatio:
     """mean(x) / mean(base) with its 95 % CI over runs where both sides have 2 runs or more, else
     over iterations (a bootstrap resampling both, seeded by seed and key)."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from interference.stats import run_level
 from interference.stats.descriptive import CONFIDENCE
 from interference.stats.variance_components import nested
 
@@ -40,10 +41,11 @@ ITERATIONS = "iterations only"
 
 
 # The levels of an interval that leaves out the variation between runs: one run a cell, its
-# iterations (or a paired run's blocks) only. Two sessions of the same code, one run a cell,
+# iterations (or a paired run's blocks) only; the pair study's words and the other studies'
+# (stats/run_level.py). Two sessions of the same code, one run a cell,
 # were called changed in 19 of 208 cells by such intervals (scripts/actions.sh, the regression
 # job's second run, 2026-11-28): they judge nothing.
-WITHIN_ONE_RUN = (ITERATIONS, "blocks of one run, paired")
+WITHIN_ONE_RUN = (ITERATIONS, "blocks of one run, paired", run_level.ITERATIONS)
 NO_VERDICT = "no verdict: the interval covers one run's iterations only"
 
 

@@ -132,12 +132,12 @@ def and_list(items) -> str:
 
 def interval_level(table: pd.DataFrame) -> str:
     """What a ratio table's 95 % intervals cover, from its ci_level column (stats/run_level.py):
-    "over runs", "bootstrap over one run's iterations (no verdict rests on them)", both, or
-    "bootstrap" for a table made before the column."""
+    "over runs", "from a bootstrap over one run's iterations (no verdict rests on them)", both, or
+    "from a bootstrap" for a table made before the column."""
     levels = set(table["ci_level"].fillna("").astype(str)) - {""} if "ci_level" in table else set()
     words = {
         "runs": "over runs",
-        "iterations": "bootstrap over one run's iterations (no verdict rests on them)",
+        "iterations": "from a bootstrap over one run's iterations (no verdict rests on them)",
     }
     said = [words[k] for k in ("runs", "iterations") if k in levels]
-    return " or ".join(said) if said else "bootstrap"
+    return " or ".join(said) if said else "from a bootstrap"

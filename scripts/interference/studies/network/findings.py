@@ -72,6 +72,9 @@ def network_ratio(ctx, args: dict):
         return Skip(
             NOT_RUN, f"these results have no {args['metric']} of {' or '.join(missing)} ({direction})"
         )
+    if over is None and a["reference"] == "/".join((key[0], direction, key[1])):
+        return Skip(NOT_RUN, f"{key[0]} in mode {key[1]} is the reference its ratio is taken over ({a['reference']}): "
+                    "bare metal's host-to-host row did not run")  # fmt: skip
     if "vm" in (key[0], (over or key)[0]) and (vm_acceleration(ctx.env) or ("",))[0] == "tcg":
         return Skip(NOT_TESTABLE, "the VM ran under TCG, an emulator: its network path is not a hypervisor's")
     paper = published_ratio(args)
@@ -84,21 +87,20 @@ def network_ratio(ctx, args: dict):
     est, low, high, level = two_rows(a, b)
     return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {over[0]} ({over[1]})",
                    est, low, high, int(min(a["n"], b["n"])), **cite, level=level,
-                   df=max(min(a["runs"], b["runs"]) - 1, 1) if level == RUNS else math.inf)  # fmt: skip
+                   df=max(min(a["runs"] if level == RUNS else a["n"], b["runs"] if level == RUNS else b["n"]) - 1, 1))  # fmt: skip
 
 
 def two_rows(a: pd.Series, b: pd.Series) -> tuple[float, float, float, str]:
     """a's mean over b's with its 95 % CI and the level it covers: from the SD of each row's run
-    means where both rows have 2 runs or more (runs), else from their iterations' SD (iterations,
-    or "" for a table made before the runs were counted)."""
-    runs = min(a.get("runs", math.nan), b.get("runs", math.nan))
-    if runs >= 2:
+    means where both rows have 2 runs or more (runs), else from their iterations' SD (iterations;
+    a table made before the runs were counted ran one run a cell)."""
+    runs = [float(r.get("runs", math.nan)) for r in (a, b)]
+    if all(math.isfinite(n) and n >= 2 for n in runs):
         return (
             *ratio_from_summaries(a["mean"], a["run_sd"], a["runs"], b["mean"], b["run_sd"], b["runs"]),
             RUNS,
         )
-    level = ITERATIONS if runs == 1 else ""
-    return (*ratio_from_summaries(a["mean"], a["sd"], a["n"], b["mean"], b["sd"], b["n"]), level)
+    return (*ratio_from_summaries(a["mean"], a["sd"], a["n"], b["mean"], b["sd"], b["n"]), ITERATIONS)
 
 
 CHECKS = {"network_ratio": network_ratio}

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.descriptive import describe, prepare, valid
-from interference.stats.run_level import ratio_at_level, run_sd
+from interference.stats.run_level import ratio_at_level, reference, run_sd
 from interference.studies.network import RELATIVE
 
 GROUP = ["host", "runtime", "direction", "mode", "metric"]
@@ -53,8 +53,12 @@ def relative(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
         base = h[(h["runtime"] == ref_key[0]) & (h["direction"] == ref_key[1]) & (h["mode"] == ref_key[2])]
         for (rt, d, m), g in h.groupby(["runtime", "direction", "mode"]):
             x = g["value"].to_numpy()
-            r = ratio_at_level(x, g["repetition"], base["value"], base["repetition"], N_RESAMPLES, SEED,
-                               (host, metric, rt, d, m))  # fmt: skip
+            r = (
+                reference(g["repetition"], base["repetition"])
+                if (rt, d, m) == ref_key
+                else ratio_at_level(x, g["repetition"], base["value"], base["repetition"], N_RESAMPLES, SEED,
+                                    (host, metric, rt, d, m))
+            )  # fmt: skip
             rows.append(
                 {
                     "host": host, "runtime": rt, "direction": d, "mode": m, "metric": metric,

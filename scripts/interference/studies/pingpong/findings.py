@@ -8,7 +8,7 @@ import math
 
 import pandas as pd
 
-from interference.findings.inference import mean_of
+from interference.findings.inference import ITERATIONS, correlated_mean, mean_of
 from interference.findings.pooling import pool
 from interference.findings.verdict import NOT_RUN, CellEstimate, Measure, Skip, quantity
 
@@ -20,7 +20,8 @@ def pingpong_ratio(ctx, args: dict):
         return Skip(NOT_RUN, "these results have no ping-pong study")
     for c in ("message_bytes", "n", "ratio", "ci_low", "ci_high", "ci_df"):
         t[c] = pd.to_numeric(t.get(c, math.nan), errors="coerce")
-    t["ci_level"] = t.get("ci_level", "")  # a table made before the column: the level unsaid
+    # A table made before the column ran one run a layer: its iterations only (verdict.table_level).
+    t["ci_level"] = t.get("ci_level", ITERATIONS)
     t = t[(t["layer"] == args["layer"]) & (t["baseline"] == args["baseline"])].sort_values("message_bytes")
     if t.empty:
         return Skip(NOT_RUN, f"these results have no {args['layer']} layer against {args['baseline']}")
@@ -28,12 +29,14 @@ def pingpong_ratio(ctx, args: dict):
     if size != "all":
         t = t.iloc[[0]] if size == "smallest" else t.iloc[[-1]]
     by_cell = tuple(
-        CellEstimate(f"m = {int(m):,} B", r, lo, hi, df=df if df == df else math.inf, level=level or "")
+        CellEstimate(f"m = {int(m):,} B", r, lo, hi, df=df if df == df else math.inf, level=level or ITERATIONS)
         for m, r, lo, hi, df, level in t[["message_bytes", "ratio", "ci_low", "ci_high", "ci_df", "ci_level"]].itertuples(index=False)
     )  # fmt: skip
     sizes = ", ".join(c.label.removeprefix("m = ") for c in by_cell)
     what = f"transfer rate of {args['layer']} over {args['baseline']} (m = {sizes}{'; mean over the sizes' if len(t) > 1 else ''})"
-    return Measure.of(mean_of(by_cell), what, int(t["n"].min()), cells=len(t), by_cell=by_cell,
+    # The sizes run interleaved in the same runs: their mean is taken as perfectly correlated.
+    mean = correlated_mean(by_cell, "mean", "sizes") if len(by_cell) > 1 else mean_of(by_cell)
+    return Measure.of(mean, what, int(t["n"].min()), cells=len(t), by_cell=by_cell,
                       pooled=pool(by_cell) if len(t) > 1 else None)  # fmt: skip
 
 

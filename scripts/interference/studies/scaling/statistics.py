@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from interference.stats.descriptive import describe, prepare, valid
-from interference.stats.run_level import ratio_at_level
+from interference.stats.run_level import ratio_at_level, reference
 from interference.studies.scaling import SLOWDOWN
 
 GROUP = ["host", "runtime", "instances", "metric"]
@@ -42,8 +42,12 @@ def slowdown(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
         ref_rt = reference_runtime(h["runtime"].unique())
         ref = h[(h["runtime"] == ref_rt) & (h["instances"] == h[h["runtime"] == ref_rt]["instances"].min())]
         for (rt, n), g in h.groupby(["runtime", "instances"]):
-            r = ratio_at_level(g["value"], g["repetition"], ref["value"], ref["repetition"], N_RESAMPLES, SEED,
-                               (host, rt, n))  # fmt: skip
+            r = (
+                reference(g["repetition"], ref["repetition"])
+                if g.index.equals(ref.index)
+                else ratio_at_level(g["value"], g["repetition"], ref["value"], ref["repetition"], N_RESAMPLES, SEED,
+                                    (host, rt, n))
+            )  # fmt: skip
             rows.append(
                 {
                     "host": host, "runtime": rt, "instances": n, "n": len(g), "runs": r.runs,

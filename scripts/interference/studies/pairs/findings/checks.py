@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from interference.findings.inference import ITERATIONS, RUNS, difference, linear, mean_of
+from interference.findings.inference import ITERATIONS, RUNS, correlated_mean, difference, linear, mean_of
 from interference.findings.pooling import pool
 from interference.findings.verdict import (
     NOT_RUN,
@@ -187,15 +187,6 @@ def limit_effect_split(ctx) -> list[CellEstimate]:
     return out
 
 
-def _correlated_mean(cells: list[CellEstimate], label: str) -> CellEstimate:
-    """The mean of one target's metrics, as if perfectly correlated (the widest it can be: the
-    metrics of one run move together by an unknown amount)."""
-    source = ("metrics", label)
-    same = [CellEstimate(c.label, c.estimate, c.low, c.high, c.sd, c.df, c.level, ((source, c.sd, c.df),), source)
-            for c in cells]  # fmt: skip
-    return mean_of(same, label)
-
-
 @measures("limit_effect")
 def limit_effect(ctx, args: dict):
     """Case 1u against Case 1 where Case 1's limits are the whole host: only then are the
@@ -217,7 +208,7 @@ def limit_effect(ctx, args: dict):
             from_split.get((target, m)) or CellEstimate(m, r, lo, hi, df=max(1, n - 1), level=ITERATIONS)
             for m, r, lo, hi, n in zip(g["metric"], g["ir"], g["low"], g["high"], g["n"])
         ]
-        by_cell.append(_correlated_mean(metrics, target))
+        by_cell.append(correlated_mean(metrics, target, "metrics"))
     detail = ", ".join(f"{c.label} {pct(c.estimate)}" for c in by_cell)
     return measure_over(f"IR of Case {UNLIMITED} against Case 1, mean over {len(by_cell)} microservices "
                         f"({detail})", mean_of(by_cell), tuple(by_cell), int(per_metric["n"].min()))  # fmt: skip
