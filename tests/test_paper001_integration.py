@@ -62,8 +62,11 @@ def test_slowdown_is_relative_to_one_bare_metal_instance(workdir):
     assert set(d["runtime"]) == set(TINY["runtimes"]) and set(d["instances"]) == {1, 2}
     assert (d["reference"] == "baremetal, N=1").all()
     ref = d[(d["runtime"] == "baremetal") & (d["instances"] == 1)].iloc[0]
-    assert ref["slowdown"] == pytest.approx(1.0)
-    assert (d["slowdown"] > 0).all() and d["ci_low"].notna().all()
+    assert ref["slowdown"] == pytest.approx(1.0) and pd.isna(ref["ci_low"]) and ref["note"] == "the reference"
+    others = d.drop(ref.name)
+    assert (d["slowdown"] > 0).all() and others["ci_low"].notna().all()
+    # One run a cell here: intervals over its iterations, labelled so (no verdict rests on them).
+    assert (others["ci_level"] == "iterations").all()
 
 
 def test_creation_times_every_entity_and_nested_parent(workdir):

@@ -304,3 +304,36 @@ def test_the_methods_state_the_n_and_counts_the_runs_recorded_not_the_config(tmp
     assert "each instance run 3–4 times per run" in said(Scaling)
     (stats / "scaling/runs.tsv").unlink()
     assert "N in –, each instance run an unrecorded number of times" in said(Scaling)
+
+
+@pytest.mark.parametrize(
+    ("runs", "level", "verdict"), [(5, "runs", rule.REPRODUCED), (0, "iterations", rule.INCONCLUSIVE)]
+)
+def test_parents_over_children_is_judged_over_runs_not_entities(tmp_path, runs, level, verdict):
+    """001-7 (2 parents of one child take longer than 1 parent of 2 children): the 2 entities of
+    one run share it, so each side's n is its runs (runs.tsv), not its entities; without a run
+    count the ratio decides nothing."""
+    from interference.steps import scorecard as sc
+    from interference.steps.statistics import write
+    from interference.studies.creation.statistics import summary as creation_summary
+
+    rng = np.random.default_rng(7)
+    rows = [
+        {"host": "h", "runtime": "nested", "variant": "load", "entities": e, "children": c, "repetition": r,
+         "entity": i + 1, "metric": "created_to_exit", "value": t * (1 + 0.03 * rng.standard_normal()),
+         "unit": "s", "higher_is_better": False, "status": "ok"}
+        for e, c, t in ((2, 1, 17.0), (1, 2, 10.0)) for r in range(1, 6) for i in range(e)
+    ]  # fmt: skip
+    stats = tmp_path / "stats"
+    write(pd.DataFrame(rows), stats / "samples.tsv")
+    write(creation_summary({"samples": stats / "samples.tsv"}, 1), stats / "creation/summary.tsv")
+    run_rows = [{"host": "h", "runtime": "nested", "study": "creation", "key": f"n{e}/c{c}", "repetition": r,
+                 "entities": e, "children": c, "variant": "load"}
+                for e, c in ((2, 1), (1, 2)) for r in range(1, runs + 1)]  # fmt: skip
+    pd.DataFrame(run_rows or [{"host": "h"}]).to_csv(stats / "creation/runs.tsv", sep="\t", index=False)
+    (stats / "environment.json").write_text("{}")
+    entry = [e for e in sc.load_catalogue(PUBLISHED / "findings.yaml") if e["id"] == "001-7"]
+    card = sc.scorecard(entry, stats, ["creation"], PUBLISHED)
+    assert card[["verdict", "level"]].values.tolist() == [[verdict, level]], card.to_dict("records")
+    if runs:
+        assert int(card["n"].iloc[0]) == runs and "over runs" in card["what"].iloc[0]

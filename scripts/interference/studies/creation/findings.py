@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interference.findings.inference import RUNS
+from interference.findings.inference import ITERATIONS, RUNS
 from interference.findings.verdict import NOT_RUN, NOT_TESTABLE, Measure, Skip, quantity, ratio_from_summaries
 from interference.stores.stats_tables import vm_acceleration
 
@@ -66,9 +66,27 @@ def parents_over_children(ctx, args: dict):
             NOT_RUN, "needs nested creation with k parents of one child and one parent of k children (k > 1)"
         )
     k = ks[-1]
-    a = s[(s["entities"] == k) & (s["children"] == 1)].iloc[0]
-    b = s[(s["entities"] == 1) & (s["children"] == k)].iloc[0]
-    return _ratio(f"{k} parents × 1 child over 1 parent × {k} children", a, b)
+    a = s[(s["entities"] == k) & (s["children"] == 1)].iloc[0].copy()
+    b = s[(s["entities"] == 1) & (s["children"] == k)].iloc[0].copy()
+    # The k entities of one run share it: over runs, each side's n is its runs (the entities' SD
+    # over the square root of the runs is the widest a run mean's SE can be).
+    runs = [_runs_of(ctx, e, c) for e, c in ((k, 1), (1, k))]
+    if not all(runs):
+        return _ratio(f"{k} parents × 1 child over 1 parent × {k} children", a, b, ITERATIONS)
+    a["n"], b["n"] = runs
+    return _ratio(f"{k} parents × 1 child over 1 parent × {k} children (over runs)", a, b, RUNS)
+
+
+def _runs_of(ctx, entities: int, children: int) -> int:
+    """How many runs made nested parents (load variant) with these entities and children (runs.tsv;
+    0 where it does not say)."""
+    r = ctx.table("runs")
+    if r.empty or not {"runtime", "variant", "entities", "children", "repetition"} <= set(r.columns):
+        return 0
+    r = r[(r["runtime"] == "nested") & (r["variant"] == "load")
+          & (pd.to_numeric(r["entities"], errors="coerce") == entities)
+          & (pd.to_numeric(r["children"], errors="coerce") == children)]  # fmt: skip
+    return int(r["repetition"].nunique())
 
 
 CHECKS = {"creation_ratio": creation_ratio, "parents_over_children": parents_over_children}
