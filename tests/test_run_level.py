@@ -91,6 +91,8 @@ def test_cells_of_the_same_runs_are_averaged_as_perfectly_correlated():
 def test_the_changes_step_judges_nothing_on_one_runs_iterations_either():
     """steps/changes_ratios.py compares sessions' relative.tsv rows; this level is among those
     that leave out what runs add, so no 'changed' rests on it."""
+    from interference.findings import inference
     from interference.stats.session_variance import WITHIN_ONE_RUN
 
     assert ITERATIONS in WITHIN_ONE_RUN and RUNS not in WITHIN_ONE_RUN
+    assert (inference.RUNS, inference.ITERATIONS) == (RUNS, ITERATIONS)  # one vocabulary

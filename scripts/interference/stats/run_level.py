@@ -18,7 +18,8 @@ import numpy as np
 from interference.stats.resampling import bootstrap_ci
 from interference.stats.variance_components import Components, nested, ratio_interval
 
-# The levels an interval covers, as findings/inference.py names them.
+# The levels an interval covers, as findings/inference.py names them (not imported from there:
+# the findings rules' code inputs stay free of the statistics; tests/test_run_level.py checks they agree).
 RUNS, ITERATIONS = "runs", "iterations"
 
 

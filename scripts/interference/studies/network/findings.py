@@ -84,23 +84,21 @@ def network_ratio(ctx, args: dict):
         return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {a['reference']}",
                        float(a["ratio"]), float(a["ci_low"]), float(a["ci_high"]), int(a["n"]), **cite,
                        **table_level(a))  # fmt: skip
-    est, low, high, level = two_rows(a, b)
+    sd, n, level = two_rows_level(a, b)
+    est, low, high = ratio_from_summaries(a["mean"], a[sd], a[n], b["mean"], b[sd], b[n])
     return Measure(f"{args['metric']} of {args['runtime']} ({args['mode']}) over {over[0]} ({over[1]})",
                    est, low, high, int(min(a["n"], b["n"])), **cite, level=level,
-                   df=max(min(a["runs"] if level == RUNS else a["n"], b["runs"] if level == RUNS else b["n"]) - 1, 1))  # fmt: skip
+                   df=max(min(a[n], b[n]) - 1, 1))  # the t df ratio_from_summaries took  # fmt: skip
 
 
-def two_rows(a: pd.Series, b: pd.Series) -> tuple[float, float, float, str]:
-    """a's mean over b's with its 95 % CI and the level it covers: from the SD of each row's run
-    means where both rows have 2 runs or more (runs), else from their iterations' SD (iterations;
-    a table made before the runs were counted ran one run a cell)."""
+def two_rows_level(a: pd.Series, b: pd.Series) -> tuple[str, str, str]:
+    """Which columns a ratio of two rows takes its spread and count from, and the level that
+    covers: the run means' SD and the runs where both rows have 2 runs or more, else the
+    iterations' (a table made before the runs were counted ran one run a cell)."""
     runs = [float(r.get("runs", math.nan)) for r in (a, b)]
-    if all(math.isfinite(n) and n >= 2 for n in runs):
-        return (
-            *ratio_from_summaries(a["mean"], a["run_sd"], a["runs"], b["mean"], b["run_sd"], b["runs"]),
-            RUNS,
-        )
-    return (*ratio_from_summaries(a["mean"], a["sd"], a["n"], b["mean"], b["sd"], b["n"]), ITERATIONS)
+    if all(math.isfinite(k) and k >= 2 for k in runs):
+        return "run_sd", "runs", RUNS
+    return "sd", "n", ITERATIONS
 
 
 CHECKS = {"network_ratio": network_ratio}

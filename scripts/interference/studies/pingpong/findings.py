@@ -4,13 +4,11 @@ message size, or the mean over the sizes (cells), at the level its intervals cov
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
-from interference.findings.inference import ITERATIONS, correlated_mean, mean_of
+from interference.findings.inference import correlated_mean, mean_of
 from interference.findings.pooling import pool
-from interference.findings.verdict import NOT_RUN, CellEstimate, Measure, Skip, quantity
+from interference.findings.verdict import NOT_RUN, CellEstimate, Measure, Skip, quantity, table_level
 
 
 @quantity("ratio")
@@ -18,10 +16,8 @@ def pingpong_ratio(ctx, args: dict):
     t = ctx.table("relative")
     if t.empty:
         return Skip(NOT_RUN, "these results have no ping-pong study")
-    for c in ("message_bytes", "n", "ratio", "ci_low", "ci_high", "ci_df"):
-        t[c] = pd.to_numeric(t.get(c, math.nan), errors="coerce")
-    # A table made before the column ran one run a layer: its iterations only (verdict.table_level).
-    t["ci_level"] = t.get("ci_level", ITERATIONS)
+    for c in ("message_bytes", "n", "ratio", "ci_low", "ci_high"):
+        t[c] = pd.to_numeric(t[c], errors="coerce")
     t = t[(t["layer"] == args["layer"]) & (t["baseline"] == args["baseline"])].sort_values("message_bytes")
     if t.empty:
         return Skip(NOT_RUN, f"these results have no {args['layer']} layer against {args['baseline']}")
@@ -29,9 +25,11 @@ def pingpong_ratio(ctx, args: dict):
     if size != "all":
         t = t.iloc[[0]] if size == "smallest" else t.iloc[[-1]]
     by_cell = tuple(
-        CellEstimate(f"m = {int(m):,} B", r, lo, hi, df=df if df == df else math.inf, level=level or ITERATIONS)
-        for m, r, lo, hi, df, level in t[["message_bytes", "ratio", "ci_low", "ci_high", "ci_df", "ci_level"]].itertuples(index=False)
-    )  # fmt: skip
+        CellEstimate(
+            f"m = {int(r['message_bytes']):,} B", r["ratio"], r["ci_low"], r["ci_high"], **table_level(r)
+        )
+        for _, r in t.iterrows()
+    )
     sizes = ", ".join(c.label.removeprefix("m = ") for c in by_cell)
     what = f"transfer rate of {args['layer']} over {args['baseline']} (m = {sizes}{'; mean over the sizes' if len(t) > 1 else ''})"
     # The sizes run interleaved in the same runs: their mean is taken as perfectly correlated.
