@@ -84,7 +84,8 @@ regression-check: venv
 # advice's recommended and worst-ranked placements compared on their measured runs
 # (config/triples-check.yaml measures a set of three in every placement). MODEL=cpu-shares validates
 # the CPU-share model instead (its quota sweep: config/cpu-shares.yaml; PROFILES=its results/stats), and
-# make advise MODEL=cpu-shares advises by it; MODEL=cpu-shares+pinned adds the rest from bubbles pinned
+# make advise MODEL=cpu-shares advises by it; MODEL=cpu-busy reads the busy sweep instead of the quota
+# sweep (studies.profiling.busy); MODEL=cpu-shares+pinned adds the rest from bubbles pinned
 # to the other core (config/cpu-shares-pinned.yaml).
 ADVICE_ARGS = --services $(SERVICES) --memory $(or $(MEMORY),4g) \
 	--cores $(if $(filter command line,$(origin CORES)),$(CORES),$(shell nproc)) \

@@ -209,22 +209,26 @@ def test_the_section_shows_each_microservices_demand_threads_and_speeds_from_the
 
     stats = tmp_path / "stats"
     (stats / "profiling").mkdir(parents=True)
-    pd.DataFrame({"key": ["1/L/alone", "1u/L/alone", "1q/L/quota-0.5"], "repetition": 1}).to_csv(
+    pd.DataFrame({"key": ["1/L/alone", "1u/L/alone", "1q/L/quota-0.5", "1k/L/busy-2"], "repetition": 1}).to_csv(
         stats / "profiling/runs.tsv", sep="\t", index=False
     )
 
-    def shown(speed_at_half: float) -> tuple[str, str]:
-        rows = [("1u", 2, 1.0, 1.9), ("1", None, 0.58, 1.0), ("1q", 0.5, speed_at_half, 0.5)]
-        pd.DataFrame([dict(host="h", runtime="docker", microservice="L", metric="gflops", case=c, cores=k,
+    def shown(speed_at_half: float, busy_speed: float = 0.12) -> tuple[str, str]:
+        rows = [("1u", 2, None, 1.0, 1.9), ("1", None, None, 0.58, 1.0), ("1q", 0.5, None, speed_at_half, 0.5),
+                ("1k", 2 / 3, 2, busy_speed, 0.7)]  # fmt: skip
+        pd.DataFrame([dict(host="h", runtime="docker", microservice="L", metric="gflops", case=c, cores=k, busy=b,
                            speed=v, ci_low=v, ci_high=v, cpu_cores=u, threads=2, runs=1, ci_level="", reason="")
-                      for c, k, v, u in rows]).to_csv(stats / "profiling/cpu_speed.tsv", sep="\t", index=False)  # fmt: skip
+                      for c, k, b, v, u in rows]).to_csv(stats / "profiling/cpu_speed.tsv", sep="\t", index=False)  # fmt: skip
         section = Profiling(Document(stats, None, "test", "profiling"))
         return section.method()[0].content, "\n".join(b.content for b in section.tables())
 
     method, table = shown(0.25)
     assert "1 of them a microservice alone under a CPU quota" in method and "probe Q" not in method
+    assert "The busy sweep: 1 of them a microservice unlimited" in method
     assert "quota 0.50" in table and "0.25" in table and "1.90" in table and "L (gflops)" in table
+    assert "beside 2 busy" in table and "0.12 at 0.67" in table
     assert "0.31" in shown(0.31)[1] and "0.25" not in shown(0.31)[1]
+    assert "0.09 at 0.67" in shown(0.25, 0.09)[1]
 
 
 # -- the correction learnt from another session's pairs (item 3), by hand ---------------------------
@@ -291,3 +295,74 @@ def test_advice_by_cpu_shares_ranks_by_hand_and_says_how_sure_it_is():
     assert (width(unsure).to_numpy() > width(sure).to_numpy() + 0.3).all()
     assert unsure["p_best"].max() < ranked["p_best"].max()
     assert unsure["indistinguishable_from_first"].dropna().all()
+
+
+# -- the busy sweep: the speed at a share among spinning neighbours ------------------------------
+def test_busy_runs_read_back_and_start_their_spinners_before_the_first_iteration(tmp_path):
+    cfg = validate({"runtimes": ["docker"], "studies": {"profiling": {
+        "microservices": ["L"], "resources": [], "placements": [], "busy": [1, 2]}}}, machine=False)  # fmt: skip
+    keys = [r.key for r in STUDY.runs(cfg["studies"]["profiling"])]
+    assert keys == ["1/L/alone", "1u/L/alone", "1k/L/busy-1", "1k/L/busy-2"]
+    assert STUDY.run_of("1k/L/busy-2") == plan.ProfilingRun("1k", "L", busy=2)
+    assert STUDY.run_images(cfg["studies"]["profiling"], "1k/L/busy-2") == ["L", "X"]
+    rt, ctx, meta, rows = run_recorded(tmp_path, "1k/L/busy-2", microservices=["L"], busy=[2], iterations=2)
+    images = [s.image for s in rt.started]
+    assert images == ["id-X", "id-X", "id-L", "id-L"]  # the neighbours first, then a fresh L each iteration
+    for spinner in rt.started[:2]:
+        assert spinner.env["BUBBLE_RESOURCE"] == "cpu" and spinner.env["BUBBLE_INTENSITY"] == "1"
+        assert int(spinner.env["BUBBLE_SECONDS"]) >= 2 * 300  # past the last iteration's timeout
+        assert spinner.limits() == {"cpuset": None, "cpus": None, "memory": None} and spinner.labels == ctx.labels
+    assert all(s.limits() == {"cpuset": None, "cpus": None, "memory": None} for s in rt.started[2:])
+    assert rows["busy"].eq(2).all() and rows["case"].eq("1k").all() and meta["n_failed"] == 0
+
+
+def test_a_busy_sweep_of_no_neighbours_is_refused_with_its_key():
+    with pytest.raises(ConfigError, match="studies.profiling.busy"):
+        validate({"runtimes": ["docker"], "studies": {"profiling": {"busy": [0]}}}, machine=False)
+
+
+def test_cpu_speed_puts_a_busy_run_at_the_share_the_scheduler_gives_it(tmp_path):
+    rows = [
+        ("1u", "", "gflops", True, [10, 12], 1.9),
+        ("1", "", "gflops", True, [6, 5], 1.0),
+        ("1k", "", "gflops", True, [4, 5], 0.8),
+        ("1k", "", "gflops", True, [2, 3], 0.6),
+    ]
+    inputs = sweep_samples(tmp_path, rows)
+    samples = pd.read_csv(inputs["samples"], sep="\t")
+    samples["busy"] = [""] * 4 + [1, 1, 2, 2]
+    samples.to_csv(inputs["samples"], sep="\t", index=False)
+    t = cpu_speed(inputs, 1, cores=2).set_index(["case", "busy"], drop=False)
+    # Demand 1.9 against one neighbour wanting a core: a core each; against two: 2/3 each.
+    assert t.loc[("1k", 1), "cores"] == pytest.approx(1.0) and t.loc[("1k", 2), "cores"] == pytest.approx(2 / 3)
+    assert t.loc[("1k", 1), "speed"] == pytest.approx(4.5 / 11) and t.loc[("1k", 2), "speed"] == pytest.approx(2.5 / 11)
+    assert t[t.case == "1u"]["busy"].isna().all()
+
+
+def sweep_table(ms="S", metric="triad"):
+    common = dict(microservice=ms, metric=metric, cpu_cores=1.9, threads=2, runs=1, ci_level="iterations", reason="")
+    rows = [common | dict(case="1u", cores=2.0, busy=np.nan, speed=1.0, ci_low=1.0, ci_high=1.0),
+            common | dict(case="1", cores=np.nan, busy=np.nan, speed=0.5, ci_low=0.5, ci_high=0.5),
+            common | dict(case="1q", cores=2 / 3, busy=np.nan, speed=0.9, ci_low=0.9, ci_high=0.9),
+            common | dict(case="1k", cores=1.0, busy=1, speed=0.6, ci_low=0.6, ci_high=0.6),
+            common | dict(case="1k", cores=2 / 3, busy=2, speed=0.3, ci_low=0.3, ci_high=0.3),
+            common | dict(case="1k", cores=2 / 3, busy=3, speed=0.2, ci_low=0.2, ci_high=0.2)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_busy_curve_reads_only_the_busy_sweep_and_averages_points_at_one_share():
+    quota = cpu_shares.curves(sweep_table(), n_draws=50)[("S", "triad")]
+    busy = cpu_shares.curves(sweep_table(), n_draws=50, sweep="1k")[("S", "triad")]
+    assert quota.at(2 / 3)[0] == pytest.approx(0.9)
+    assert list(busy.cores) == pytest.approx([2 / 3, 1.0, 2.0]) and busy.at(2 / 3)[0] == pytest.approx(0.25)
+    assert busy.at(1.5)[0] == pytest.approx(0.6 + 0.5 * 0.4)  # halfway from (1, 0.6) to 1u's (2, 1)
+    # S in a triple's three unlimited containers on 2 cores: 2/3 of a core; its IR against Case 1's 0.5.
+    row = cpu_shares.predict_unit({("S", "triad"): busy, **{(m, "x"): quota_like(m) for m in ("L", "Y")}},
+                                  "3a", "S", "L|Y", "triad", 2, True)  # fmt: skip
+    assert row["share"] == pytest.approx(2 / 3) and row["ir"] == pytest.approx(0.25 / 0.5 - 1)
+
+
+def quota_like(ms):
+    """A one-thread member that wants a whole core."""
+    return SpeedCurve(cores=np.array([1.0, 2.0]), speed=np.array([1.0, 1.0]), speed_draws=np.ones((50, 2)),
+                      case1=1.0, case1_draws=np.ones(50), demand=1.0, threads=1)  # fmt: skip

@@ -246,3 +246,31 @@ def test_validate_the_cpu_share_model_from_a_quota_sweep_against_a_replicate(sta
     # Without a sweep: named, before anything is read.
     assert placement.main(["validate", "--model", "cpu-shares", "--stats", str(stats), "--host", "h"]) == 2
     assert "cpu_speed.tsv is missing: run the quota sweep first" in capsys.readouterr().err
+
+
+def test_the_busy_model_reads_the_busy_sweep_and_names_it_when_missing(stats, capsys):
+    # L: 2 threads wanting 2 cores, slow among busy neighbours (0.3 at one core) though a quota of one
+    # core costs it nothing beyond Case 1; S: 1 thread wanting 1 core.
+    rows = []
+    for ms, metric, demand, threads, busy_at_1 in (("L", "gflops", 2.0, 2, 0.3), ("S", "copy", 1.0, 1, 1.0)):
+        common = dict(microservice=ms, metric=metric, cpu_cores=demand, threads=threads, runs=1,
+                      ci_level="iterations", reason="")  # fmt: skip
+        rows.append(common | dict(case="1u", cores=2, speed=1.0, ci_low=1.0, ci_high=1.0))
+        rows.append(common | dict(case="1", cores=None, speed=0.5, ci_low=0.5, ci_high=0.5))
+        rows.append(common | dict(case="1q", cores=1, speed=0.5, ci_low=0.5, ci_high=0.5))
+        rows.append(common | dict(case="1k", busy=1, cores=1, speed=busy_at_1, ci_low=busy_at_1, ci_high=busy_at_1))
+    profiles = stats.parent / "busy"
+    measured = pd.read_csv(stats / "pairs/interference.tsv", sep="\t").assign(higher_is_better=True)
+    write(stats, "pairs/interference.tsv", measured.to_dict("records"))
+    write(profiles, "profiling/cpu_speed.tsv", [r for r in rows if r["case"] != "1k"])
+    args = ["validate", "--model", "cpu-busy", "--stats", str(stats), "--host", "h", "--cores", "2",
+            "--profiles", str(profiles)]  # fmt: skip
+    assert placement.main(args) == 2
+    assert "has no busy sweep (studies.profiling.busy)" in capsys.readouterr().err
+    write(profiles, "profiling/cpu_speed.tsv", rows)
+    assert placement.main(args) == 0
+    got = pd.read_csv(stats / "placement/validation-cpu-busy.tsv", sep="\t").set_index("target")
+    # 3a on 2 cores: a core each. L at one core among busy neighbours: 0.3 against Case 1's 0.5 (IR
+    # -0.4); the quota sweep would have said 0.5 (IR 0). S has all it wants: as alone, IR 1/0.5 - 1.
+    assert got.loc["L", "ir_predicted"] == pytest.approx(0.3 / 0.5 - 1)
+    assert got.loc["S", "ir_predicted"] == pytest.approx(1 / 0.5 - 1)

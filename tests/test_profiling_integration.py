@@ -44,6 +44,12 @@ def test_every_run_measured_its_microservice_beside_what_its_key_says(workdir):
         limits = member["limits_read_back"]
         assert int(limits["cpu_quota_us"]) / int(limits["cpu_period_us"]) == 0.5, limits
         assert int(limits["nproc"]) == len(os.sched_getaffinity(0)), limits
+    # The busy sweep: the member unlimited, a container spinning one core beside it all along.
+    for ms in ("L", "S"):
+        containers = metas[f"1k/{ms}/busy-1"]["containers"]
+        (spinner,) = [c for c in containers if c["role"] == "busy neighbour 1"]
+        assert spinner["argv"][-1] == "/opt/microservices/X/run" and "BUBBLE_RESOURCE=cpu" in spinner["argv"]
+        assert containers.index(spinner) == 0 and len(containers) == 1 + CONFIG["studies"]["profiling"]["iterations"]
     for key, meta in metas.items():
         assert meta["n_failed"] == 0 and meta["n_iterations"] >= 2, (key, meta.get("events"))
 
@@ -75,7 +81,10 @@ def test_the_quota_sweep_gives_each_microservice_its_speed_at_a_share(workdir):
     t = pd.read_csv(workdir / STATS / "cpu_speed.tsv", sep="\t", dtype={"case": str})
     for ms in ("L", "S"):
         rows = t[t["microservice"] == ms]
-        assert set(rows["case"]) == {"1", "1u", "1q"} and (rows["threads"] >= 1).all()
+        assert set(rows["case"]) == {"1", "1u", "1q", "1k"} and (rows["threads"] >= 1).all()
+        busy = rows[rows["case"] == "1k"]
+        demand = rows.loc[rows["case"] == "1u", "cpu_cores"].iloc[0]
+        assert busy["cores"].tolist() == pytest.approx([min(1.0, demand)] * len(busy))  # one neighbour: a core each
         assert ((rows["ci_low"] <= rows["speed"]) & (rows["speed"] <= rows["ci_high"])).all()
         assert rows.loc[rows["case"] == "1q", "cores"].tolist() == [0.5] * rows["metric"].nunique()
         assert (rows["cpu_cores"] > 0).all()  # the loop read its container's CPU time

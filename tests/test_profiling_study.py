@@ -275,12 +275,12 @@ def test_dry_run_plans_the_ci_config(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     text = r.stdout + r.stderr
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))
-    assert counts["run"] == counts["parse_run"] == "17"  # 15 and the quota sweep's 2
+    assert counts["run"] == counts["parse_run"] == "19"  # 15, the quota sweep's 2 and the busy sweep's 2
     assert counts["statistics_profiling"] == "1" and counts["build_image"] == "10"
     for name in ("sensitivity", "pressure", "limit_effect", "summary", "cpu_speed"):
         assert f"results/stats/profiling/{name}.tsv" in text
     assert "results/raw/" in text and "/profiling/2/Q/cpu+L/rep1/meta.json" in text
-    assert "/profiling/1q/S/quota-0.5/rep1/meta.json" in text
+    assert "/profiling/1q/S/quota-0.5/rep1/meta.json" in text and "/profiling/1k/S/busy-1/rep1/meta.json" in text
     assert "placement_validation" not in counts  # no pair study: nothing to check the predictions on
     assert not (tmp_path / "results").exists()
 

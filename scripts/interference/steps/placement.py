@@ -18,7 +18,9 @@ results/stats/placement/advice-check-<services>.tsv). `--model cpu-shares` valid
 model (studies/profiling/cpu_shares.py, from the quota sweep's cpu_speed.tsv under --profiles,
 default --stats) instead of the bubble model, into validation-cpu-shares*.tsv; `--model
 cpu-shares+pinned` adds to its CPU part the rest from bubbles on the other core (pinned.py: the
-profiling study's placement 3b), into validation-cpu-shares-pinned*.tsv. All read
+profiling study's placement 3b), into validation-cpu-shares-pinned*.tsv; `--model cpu-busy` is the
+CPU-share model reading a member's speed at its share from the busy sweep (unlimited beside
+spinning containers) instead of the quota sweep, into validation-cpu-busy*.tsv. All read
 the tables of one host and runtime (default: this host, docker); a missing table is named."""
 
 from __future__ import annotations
@@ -40,9 +42,12 @@ from interference.studies.profiling.profiles import Profiles
 from interference.studies.profiling.validate import concurrent_rows, figure, validate, validation_rows
 
 PROFILE_TABLES = ("sensitivity", "pressure", "limit_effect")
-# The models read from the quota sweep: the CPU part alone, and with the rest from pinned bubbles.
+# The CPU-share models and the sweep each reads a member's speed at a share from: the quota
+# sweep (the CPU part alone, and with the rest from pinned bubbles) or the busy sweep.
 PINNED = "cpu-shares+pinned"
-CPU_MODELS = ("cpu-shares", PINNED)
+SWEEP_OF = {"cpu-shares": "1q", "cpu-busy": "1k", PINNED: "1q"}
+CPU_MODELS = tuple(SWEEP_OF)
+SHARE_MODELS = ("cpu-shares", "cpu-busy")  # the CPU part alone
 SIZE = re.compile(r"^\s*([0-9.]+)\s*([kmg]?)b?\s*$", re.IGNORECASE)
 
 
@@ -113,7 +118,7 @@ def advice_of(args) -> tuple[pd.DataFrame, dict[str, str]]:
     metrics = metrics_for(args.services, args.metric)
     profiles_dir = args.profiles or args.stats
     if args.model in CPU_MODELS:
-        curves = cpu_curves_of(profiles_dir, args.host, args.runtime)
+        curves = cpu_curves_of(profiles_dir, args.host, args.runtime, SWEEP_OF[args.model])
         higher = {s: next(m.higher_is_better for m in registry()[s].metrics if m.name == metrics[s])
                   for s in args.services}  # fmt: skip
         rest = (
@@ -209,15 +214,16 @@ def run_advise(args) -> int:
     return 0
 
 
-def cpu_curves_of(stats: Path, host: str, runtime: str) -> dict:
+def cpu_curves_of(stats: Path, host: str, runtime: str, sweep: str = "1q") -> dict:
     path = stats / "profiling" / "cpu_speed.tsv"
     if not path.exists():
         raise PlacementError(f"{path} is missing: run the quota sweep first (config/cpu-shares.yaml)")
     text = {"host": str, "runtime": str, "microservice": str, "metric": str, "case": str}
     table = one_host(pd.read_csv(path, sep="\t", dtype=text), host, runtime, path)
-    if table.empty or not (table["case"] == "1q").any():
-        raise PlacementError(f"{path} has no quota sweep (studies.profiling.quotas)")
-    return cpu_shares.curves(table)
+    if table.empty or not (table["case"] == sweep).any():
+        what = "quota sweep (studies.profiling.quotas)" if sweep == "1q" else "busy sweep (studies.profiling.busy)"
+        raise PlacementError(f"{path} has no {what}")
+    return cpu_shares.curves(table, sweep=sweep)
 
 
 def corrected_by(predicted: pd.DataFrame, curves: dict, args) -> pd.DataFrame:
@@ -236,8 +242,8 @@ def corrected_by(predicted: pd.DataFrame, curves: dict, args) -> pd.DataFrame:
 def run_validate(args) -> int:
     profiles_dir = args.profiles or args.stats
     if args.model in CPU_MODELS:
-        curves = cpu_curves_of(profiles_dir, args.host, args.runtime)
-    if args.model != "cpu-shares":
+        curves = cpu_curves_of(profiles_dir, args.host, args.runtime, SWEEP_OF[args.model])
+    if args.model not in SHARE_MODELS:
         profiles = profiles_of(profiles_dir, args.host, args.runtime)
     if args.model == PINNED:
         pinned_rest_of(profiles, profiles_dir)  # says so when the profiles have no placement 3b
@@ -251,11 +257,11 @@ def run_validate(args) -> int:
     name, suffix = args.model.replace("-", "_").replace("+", "_"), model_suffix(args.model)
     if args.model == PINNED:  # item 2: the CPU part times the rest from bubbles on the other core
         predicted, first = pinned.predict_units(curves, profiles, units, args.cores), None
-    elif args.model == "cpu-shares":
+    elif args.model in SHARE_MODELS:
         predicted, first = cpu_shares.predict_units(curves, units, args.cores), None
         if args.correct_from:  # item 3: learnt on another session's pairs, its target's own held out
             predicted = corrected_by(predicted, curves, args)
-            name, suffix = "cpu_shares_corrected", "-cpu-shares-corrected"
+            name, suffix = f"{name}_corrected", f"{suffix}-corrected"
     else:
         predicted, suffix = predict_units(profiles, units), ""
         first = predict_units(profiles, units, rule="product")  # the first model, scored beside it
@@ -299,13 +305,14 @@ def main(argv=None) -> int:
         "--model",
         choices=["profile", *CPU_MODELS],
         default="profile",
-        help="advise, validate: the bubble model (profile) or the CPU-share model (cpu_shares.py, the quota sweep)",
+        help="advise, validate: the bubble model (profile) or the CPU-share model (cpu_shares.py) from the "
+        "quota sweep (cpu-shares, cpu-shares+pinned) or the busy sweep (cpu-busy)",
     )
     ap.add_argument("--profiles", type=Path, help="the profiles' results/stats (default: --stats)")
     ap.add_argument(
         "--correct-from",
         type=Path,
-        help="validate --model cpu-shares: correct it by another session's pairs (its results/stats; "
+        help="validate --model cpu-shares or cpu-busy: correct it by another session's pairs (its results/stats; "
         "cpu_correction.py), each target's own pairs held out",
     )
     ap.add_argument(

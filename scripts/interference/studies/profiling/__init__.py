@@ -56,7 +56,7 @@ LIMIT_EFFECT = TableSchema(
 )
 CPU_SPEED = TableSchema(
     _WHERE,
-    TableSchema(metric=TEXT, case=TEXT, cores=NUMBER, speed=NUMBER),
+    TableSchema(metric=TEXT, case=TEXT, cores=NUMBER, busy=NUMBER, speed=NUMBER),
     _CI,
     TableSchema(cpu_cores=NUMBER, threads=INTEGER, runs=INTEGER, ci_level=TEXT, reason=TEXT),
 )
@@ -74,9 +74,9 @@ class ProfilingStudy(Study):
     report_section = Path(__file__).parent / "section.qmd"
     run_key = KeyFormat(
         "{case}/{target}/{beside}",
-        case="1u|1q|1|2|3a|3b",
+        case="1u|1q|1k|1|2|3a|3b",
         target=ID,
-        beside=f"alone|{plan.QUOTA}-{NUMBER_RE}|(?:{RESOURCE})(?:-{NUMBER_RE}|\\+{ID})?",
+        beside=f"alone|{plan.QUOTA}-{NUMBER_RE}|{plan.BUSY}-[0-9]+|(?:{RESOURCE})(?:-{NUMBER_RE}|\\+{ID})?",
     )
     tables = {
         "summary": Table("statistics:summary", schema=SUMMARY),
@@ -136,6 +136,15 @@ class ProfilingStudy(Study):
                 "default": [],
                 "description": "CPU quotas (cores) each microservice runs alone under, every core allowed: "
                 "its speed at a CPU share (cpu_speed.tsv, the CPU-share model)",
+            },
+            "busy": {
+                "type": "array",
+                "uniqueItems": True,
+                "items": {"type": "integer", "minimum": 1, "maximum": 16},
+                "default": [],
+                "description": "numbers of busy containers (each spinning one core) each microservice runs "
+                "beside, unlimited: its speed at the share the scheduler gives it among busy neighbours "
+                "(cpu_speed.tsv case 1k, the model cpu-busy)",
             },
             "iterations": {
                 **WHOLE_SECONDS,
@@ -266,6 +275,10 @@ class ProfilingStudy(Study):
             out["iterations"] = cfg["iterations"]
             if run.quota is not None:
                 out["quota"] = run.quota
+            if run.busy is not None:  # the spinners run from before the first iteration to after the last
+                out["busy"] = run.busy
+                seconds = cfg["iterations"] * (cfg["iteration_timeout_s"] + 5)
+                sizes[BUBBLE] = {"resource": "cpu", "intensity": 1, "seconds": seconds}
             if run.case == "1":
                 out["limits"] = copy.deepcopy(cfg["limits"])
         else:

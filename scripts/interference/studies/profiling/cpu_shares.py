@@ -14,7 +14,11 @@ A member whose share meets its demand runs as alone and unlimited (speed 1). One
 its speed at its share c is the quota sweep's curve (speed against Case 1u at a quota of c cores,
 every core allowed, so the member keeps the threads it has in an unlimited pair), linear between
 the measured quotas, through (0, 0) and (N, 1) (1u is the quota of every core), made monotone
-non-decreasing (more CPU never slows it: a dip is noise), held beyond the largest.
+non-decreasing (more CPU never slows it: a dip is noise), held beyond the largest. The model
+cpu-busy reads the busy sweep's points instead (case 1k: unlimited beside k containers each
+spinning a core, at the share the scheduler's rules give it there): a quota throttles a
+barrier-synchronised program's threads together, busy neighbours slice them apart
+(docs/placement.md).
 
 The CPU part of its IR against Case 1: ratio = speed(c) / speed(Case 1); IR = ratio − 1 where
 higher is better, 1 − 1/ratio where lower is (stats.resampling.relative_change's orientation).
@@ -118,18 +122,26 @@ def _interp_rows(c: float, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return (1 - t) * rows[:, j - 1] + t * rows[:, j]
 
 
-def curves(cpu_speed: pd.DataFrame, n_draws: int = N_DRAWS) -> dict[tuple[str, str], SpeedCurve]:
-    """(microservice, metric) -> its SpeedCurve, from cpu_speed.tsv's rows of one host and runtime."""
+def curves(
+    cpu_speed: pd.DataFrame, n_draws: int = N_DRAWS, sweep: str = "1q"
+) -> dict[tuple[str, str], SpeedCurve]:
+    """(microservice, metric) -> its SpeedCurve, from cpu_speed.tsv's rows of one host and runtime:
+    the quota sweep's points (sweep "1q") or the busy sweep's (sweep "1k": the speed at the share
+    it got among spinning neighbours), each with Case 1u at every core. Points at the same share
+    (a member that wants less than any neighbour leaves it) are averaged."""
     out = {}
     for (ms, metric), g in cpu_speed.groupby(["microservice", "metric"], sort=True):
-        swept = g[g["case"].isin(["1q", "1u"])].sort_values("cores")
+        swept = g[g["case"].isin([sweep, "1u"])].sort_values("cores")
+        swept = swept.groupby("cores", as_index=False, sort=True).agg(
+            speed=("speed", "mean"), ci_low=("ci_low", "mean"), ci_high=("ci_high", "mean")
+        )
         case1 = g[g["case"] == "1"]
         base = g[g["case"] == "1u"]
-        if case1.empty or base.empty or swept.empty:
+        if case1.empty or base.empty or len(swept) < 2:  # the sweep's points and 1u
             continue
         draws = np.column_stack(
             [
-                normal_draws(r.speed, r.ci_low, r.ci_high, SEED, (ms, metric, "1q", r.cores), n_draws)
+                normal_draws(r.speed, r.ci_low, r.ci_high, SEED, (ms, metric, sweep, r.cores), n_draws)
                 for r in swept.itertuples()
             ]
         )

@@ -7,7 +7,8 @@
       containers.log     the containers' own output
 
 Alone (Case 1 limited, 1u unlimited): `iterations` fresh containers one after another, as the pair
-study's Case 1. Beside a bubble or a partner: both loops wait for the start file and run until the
+study's Case 1; under a quota (1q) likewise, and in the busy sweep (1k) with k containers spinning one
+core each beside them all the while. Beside a bubble or a partner: both loops wait for the start file and run until the
 window closes, in one container (placement 2) or two (3a, unlimited; 3b, each limited to cores of
 its own as the pair study's Case 3b); the bubble's one iteration
 lasts the window and a margin. Everything the run made carries the run's labels: the runner
@@ -28,7 +29,14 @@ from interference.core.loop import (
 )
 from interference.core.microservices import registry
 from interference.runtimes import ContainerSpec
-from interference.studies.profiling.plan import ALONE_CASES, BUBBLE, QUOTA_CASE, ProfilingRun, containers
+from interference.studies.profiling.plan import (
+    ALONE_CASES,
+    BUBBLE,
+    QUOTA_CASE,
+    SWEEP_CASES,
+    ProfilingRun,
+    containers,
+)
 
 WAIT_MARGIN_S = 30.0  # beyond the window and one iteration timeout, the run is stuck
 
@@ -130,12 +138,22 @@ class ProfilingRunner:
         limits = limits_of(self.s["limits"]) if self.s["case"] == "1" else {}
         if self.s["case"] == QUOTA_CASE:  # a CFS quota only: every core allowed, memory unlimited
             limits = {"cpus": float(self.s["quota"])}
+        self.start_spinners()
         for it in range(1, self.s["iterations"] + 1):
             name = self.ctx.name(f"{it:04d}")
             cmd = self.loop(self.target, it, time.time(), "count", 1)
             self.ctx.start(self.spec(name, [self.target], cmd, limits), "target")
             self.ctx.wait_all([name], time.time() + self.s["iteration_timeout_s"] + WAIT_MARGIN_S)
             self.ctx.runtime.remove(name)  # a fresh container each iteration, as the pair study's Case 1
+
+    def start_spinners(self) -> None:
+        """The busy sweep's neighbours: containers each spinning one core (the bubble at cpu 1),
+        unlimited, from before the first iteration to the run's end (the runner removes them)."""
+        for k in range(self.s.get("busy", 0)):
+            name = self.ctx.name(f"busy{k + 1}")
+            self.ctx.start(self.spec(name, [BUBBLE], ["/opt/microservices/X/run"], {}), f"busy neighbour {k + 1}")
+        if self.s.get("busy"):
+            time.sleep(1.0)  # every spinner at full speed before the first iteration
 
     def run_beside(self) -> None:
         names = []
@@ -196,7 +214,7 @@ class ProfilingRunner:
 def execute(ctx) -> dict:
     run = ProfilingRunner(ctx)
     run.start_servers()
-    if ctx.settings["case"] in (*ALONE_CASES, QUOTA_CASE):
+    if ctx.settings["case"] in (*ALONE_CASES, *SWEEP_CASES):
         run.run_alone()
     else:
         run.run_beside()

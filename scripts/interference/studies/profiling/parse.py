@@ -1,6 +1,7 @@
 """The profiling study's parser: the measured member's iterations -> samples (the bubble's and a
 partner's own output stay in the raw folder; they are not the profile's measurements). Each
-sample carries its run's CPU quota (empty but in the quota sweep) and its iteration's own CPU use
+sample carries its run's CPU quota (empty but in the quota sweep), its busy neighbours (empty
+but in the busy sweep) and its iteration's own CPU use
 in cores (the container's cgroup CPU time over the iteration; empty where the loop read none)."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from interference.studies.profiling.plan import PROBE
 SAMPLE_COLUMNS = [
     "host", "runtime", "case", "target", "resource", "intensity", "partner", "repetition",
     "iteration", "metric", "value", "unit", "higher_is_better", "in_overlap", "start", "end", "status",
-    "quota", "own_cpu_cores",
+    "quota", "busy", "own_cpu_cores",
 ]  # fmt: skip
 
 
@@ -36,6 +37,7 @@ def parse(meta, raw_dir) -> pd.DataFrame:
             intensity=s.get("intensity", ""),
             partner=s.get("partner", ""),
             quota=s.get("quota", ""),
+            busy=s.get("busy", ""),
             own_cpu_cores=it.get("own_cpu_cores", ""),
             repetition=s["repetition"],
             iteration=it["iteration"],

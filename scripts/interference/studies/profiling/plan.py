@@ -11,10 +11,13 @@ the images each uses, and the model of a run's wall time.
   3a/Q/cpu-2              the probe beside a bubble of 2 cores (its own sensitivity curve)
   2/Q/memory+S            the probe measuring memory beside S (S's pressure)
   1q/L/quota-0.5          L alone under a CPU quota of 0.5 cores, every core allowed (its speed
-                          at a CPU share: cpu_shares.py)"""
+                          at a CPU share: cpu_shares.py)
+  1k/L/busy-2             L unlimited beside 2 busy containers, each spinning one core (its speed
+                          at the share the scheduler gives it among busy neighbours)"""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from interference.core.loop import START_MARGIN_S
@@ -33,6 +36,13 @@ ALONE_CASES = ("1", "1u")
 # gives it the share of CPU time a partner would leave it.
 QUOTA_CASE = "1q"
 QUOTA = "quota"
+# A microservice unlimited beside k containers each spinning one core: its share is what the
+# scheduler's rules give it (cpu_shares.water_fill), reached by time-slicing against busy threads,
+# not by a quota. A barrier-synchronised program (OpenMP's STREAM, OpenBLAS's Linpack) loses far
+# more there than under a quota of the same share (benchmarks/bench_barrier.py).
+BUSY_CASE = "1k"
+BUSY = "busy"
+SWEEP_CASES = (QUOTA_CASE, BUSY_CASE)
 ALONE = "alone"
 # The probe's sizes that change a run on each resource (the others do not enter its settings).
 PROBE_SIZES = {
@@ -80,10 +90,11 @@ class ProfilingRun:
     intensity: float | None = None
     partner: str | None = None
     quota: float | None = None
+    busy: int | None = None
 
     @property
     def alone(self) -> bool:
-        return self.case in ALONE_CASES or self.case == QUOTA_CASE
+        return self.case in ALONE_CASES or self.case in SWEEP_CASES
 
     @property
     def beside_bubble(self) -> bool:
@@ -92,6 +103,8 @@ class ProfilingRun:
     def key_fields(self) -> dict:
         if self.quota is not None:
             beside = f"{QUOTA}-{intensity_text(self.quota)}"
+        elif self.busy is not None:
+            beside = f"{BUSY}-{self.busy}"
         elif self.beside_bubble:
             beside = f"{self.resource}-{intensity_text(self.intensity)}"
         elif self.partner:
@@ -107,6 +120,8 @@ class ProfilingRun:
             return cls(f["case"], f["target"])
         if beside.startswith(f"{QUOTA}-"):
             return cls(f["case"], f["target"], quota=float(beside.split("-", 1)[1]))
+        if beside.startswith(f"{BUSY}-"):
+            return cls(f["case"], f["target"], busy=int(beside.split("-", 1)[1]))
         if "+" in beside:
             resource, partner = beside.split("+")
             return cls(f["case"], f["target"], resource, partner=partner)
@@ -122,6 +137,7 @@ def runs(cfg: dict) -> list[ProfilingRun]:
     mss, resources = cfg["microservices"], cfg["resources"]
     out = [ProfilingRun(case, ms) for ms in mss for case in ALONE_CASES]
     out += [ProfilingRun(QUOTA_CASE, ms, quota=float(q)) for ms in mss for q in cfg.get("quotas", [])]
+    out += [ProfilingRun(BUSY_CASE, ms, busy=int(k)) for ms in mss for k in cfg.get("busy", [])]
     # The probe alone as each placement's curves and pressures need it (baseline_case), per resource.
     needed = {(baseline_case(p), r) for p in cfg["placements"] for r in resources_in(p, resources)}
     out += [ProfilingRun(case, PROBE, r) for case in ("1u", "1") for r in resources if (case, r) in needed]
@@ -134,7 +150,10 @@ def runs(cfg: dict) -> list[ProfilingRun]:
 
 
 def containers(run: ProfilingRun) -> list[list[str]]:
-    """The microservices of each container of the run (placement 2: one container for both)."""
+    """The microservices of each container of the run (placement 2: one container for both; the
+    busy sweep: the member's, then one spinning bubble's each)."""
+    if run.busy is not None:
+        return [[run.target], *([BUBBLE] for _ in range(run.busy))]
     other = BUBBLE if run.beside_bubble else run.partner
     if other is None:
         return [[run.target]]
@@ -148,6 +167,11 @@ def image_names(run: ProfilingRun) -> list[str]:
     names = ["+".join(c) for c in containers(run)]
     names += [m for c in containers(run) for m in c if registry()[m].server]
     return sorted(set(names))
+
+
+def busy_share(busy: int, cores: int | None = None) -> float:
+    """About the share of a member beside `busy` spinning containers (equal container weights)."""
+    return (cores or os.cpu_count() or 1) / (busy + 1)
 
 
 def window_s(cfg: dict, ms: str) -> int:
@@ -164,9 +188,11 @@ def run_seconds(settings: dict) -> float | None:
         return None
     waits = [ms[m].server.get("ready_after_s", 1.0) for m in members if ms[m].server]
     servers = SERVER_S * len(waits) + max(waits, default=0.0)
-    if settings["case"] in ALONE_CASES or settings["case"] == QUOTA_CASE:
-        # Under a quota below one core a one-thread iteration takes 1/quota times as long.
-        t = times[settings["target"]] / min(1.0, settings.get("quota", 1.0))
+    if settings["case"] in ALONE_CASES or settings["case"] in SWEEP_CASES:
+        # Under a quota (or a share among busy neighbours) below one core a one-thread iteration
+        # takes 1/share times as long.
+        share = settings.get("quota", busy_share(settings.get("busy", 0)))
+        t = times[settings["target"]] / min(1.0, share)
         return RUN_SETUP_S + servers + settings["iterations"] * (t + CONTAINER_PER_ITERATION_S)
     # The window, then the iteration under way at its end (half the slowest on average) or the
     # bubble's margin, whichever is later.
@@ -177,7 +203,7 @@ def run_seconds(settings: dict) -> float | None:
 def fixed_seconds(settings: dict) -> float:
     """The part of a run's time that is wall-clock on any host: the start file's second, the
     window and the bubble's margin past it (the estimate scales only the rest to a host)."""
-    if settings["case"] in ALONE_CASES or settings["case"] == QUOTA_CASE:
+    if settings["case"] in ALONE_CASES or settings["case"] in SWEEP_CASES:
         return 0.0
     margin = BUBBLE_MARGIN_S if BUBBLE in settings["sizes"] else 0.0
     return START_FILE_S + settings["window_s"] + margin

@@ -68,6 +68,7 @@ class Profiling:
         beside = keys.str.contains(r"/(?:cpu|memory|disk|network)-").sum()
         probe = keys.str.contains("/Q/").sum()
         quotas = keys.str.contains("/quota-").sum()
+        busy = keys.str.contains("/busy-").sum()
         bubbles = (
             f", and beside a tunable bubble ({beside} runs with a microservice or the probe beside a bubble); "
             f"the reference probe Q in {probe} runs, alone, beside each bubble and beside each microservice"
@@ -80,6 +81,11 @@ class Profiling:
             if quotas
             else ""
         )
+        if busy:
+            swept += (
+                f" The busy sweep: {busy} of them a microservice unlimited beside containers each spinning a "
+                "core (case 1k)."
+            )
         return [
             md(
                 f"{n} runs (results/stats/profiling/runs.tsv): each microservice alone, limited (Case 1) and "
@@ -97,16 +103,20 @@ class Profiling:
         return blocks or [md("No profiles measured.")]
 
     def cpu_table(self) -> list[Block]:
-        """Each microservice's CPU demand, threads and speed at each quota (its first metric)."""
+        """Each microservice's CPU demand, threads and speed at each quota and beside each number of
+        busy neighbours (its first metric)."""
         t = self.cpu_speed
         if t.empty or "case" not in t:
             return []
         t = t.assign(case=t["case"].astype(str))
-        for c in ("cores", "speed", "cpu_cores", "threads"):
+        if "busy" not in t:  # a table made before the busy sweep existed
+            t["busy"] = np.nan
+        for c in ("cores", "busy", "speed", "cpu_cores", "threads"):
             t[c] = pd.to_numeric(t[c], errors="coerce")
         quotas = sorted(t.loc[t["case"] == "1q", "cores"].dropna().unique())
+        busy = sorted(t.loc[t["case"] == "1k", "busy"].dropna().unique())
         head = ["Microservice (metric)", "CPU demand (cores)", "threads", "Case 1"]
-        head += [f"quota {num(q, 2)}" for q in quotas]
+        head += [f"quota {num(q, 2)}" for q in quotas] + [f"beside {num(k, 0)} busy" for k in busy]
         rows = []
         for ms, g in t.groupby("microservice", sort=True):
             first = registry()[ms].metrics[0].name if ms in registry() else None
@@ -120,6 +130,9 @@ class Profiling:
             for q in quotas:
                 at = g.loc[(g["case"] == "1q") & (g["cores"] == q), "speed"]
                 cells.append(num(at.iloc[0], 2) if not at.empty else "–")
+            for k in busy:
+                at = g[(g["case"] == "1k") & (g["busy"] == k)]
+                cells.append(f"{num(at['speed'].iloc[0], 2)} at {num(at['cores'].iloc[0], 2)}" if not at.empty else "–")
             rows.append(cells)
         return [
             self.doc.table(
@@ -127,7 +140,9 @@ class Profiling:
                 rows,
                 "The CPU-share model's profiles: each microservice's CPU use alone and unlimited (Case 1u, "
                 "cores), the threads it keeps busy, and its speed against Case 1u (above 1 is faster) in Case 1 "
-                "and alone under each CPU quota with every core allowed; results/stats/profiling/cpu_speed.tsv "
+                "and alone under each CPU quota with every core allowed, and unlimited beside each number of "
+                "containers spinning a core (at the share of cores the scheduler's rules give it there); "
+                "results/stats/profiling/cpu_speed.tsv "
                 "(every metric, with intervals).",
                 numeric_from=1,
             )
