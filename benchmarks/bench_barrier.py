@@ -39,7 +39,10 @@ CONDITIONS = ["case1", "alone", "quota", "busy", "busy-1", "busy-pas"]
 def image(prefix: str) -> str:
     """The newest local tag of an image (the pipeline tags by content hash)."""
     out = subprocess.run(
-        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", prefix], capture_output=True, text=True, check=True
+        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", prefix],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     if not out:
         sys.exit(f"no local image {prefix}: build the pipeline's images first (make paper or make test)")
@@ -70,8 +73,22 @@ def run_condition(condition: str, s_image: str, x_image: str, share: float, spin
             for _ in range(spinners):
                 name = f"barrier-spin-{uuid.uuid4().hex[:8]}"
                 subprocess.run(
-                    ["docker", "run", "-d", "--rm", "--name", name, x_image, "stress-ng", "--cpu", "1", "-t", "120"],
-                    check=True, capture_output=True,
+                    [
+                        "docker",
+                        "run",
+                        "-d",
+                        "--rm",
+                        "--name",
+                        name,
+                        x_image,
+                        "stress-ng",
+                        "--cpu",
+                        "1",
+                        "-t",
+                        "120",
+                    ],
+                    check=True,
+                    capture_output=True,
                 )
                 names.append(name)
             time.sleep(1.0)  # the spinners at full speed before the first iteration
@@ -109,7 +126,9 @@ def main() -> None:
         rng.shuffle(order)
         for c in order:
             rates = run_condition(c, s_image, x_image, share, a.spinners, a.iterations)
-            rows.append({"round": r, "condition": c, "n": len(rates), "median": np.median(rates) if rates else np.nan})
+            rows.append(
+                {"round": r, "condition": c, "n": len(rates), "median": np.median(rates) if rates else np.nan}
+            )
             print(f"round {r} {c:9s} triad MB/s {', '.join(f'{x:.0f}' for x in rates)}", flush=True)
     table = pd.DataFrame(rows)
     table.to_csv(a.out, sep="\t", index=False)

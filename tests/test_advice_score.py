@@ -78,3 +78,46 @@ def test_wide_intervals_leave_no_clear_comparison():
     scored = advice_score.score(rows(half_width=0.5), METRICS).set_index(["predictor", "measure"])
     acc = scored.loc[("profile", "ordering_accuracy")]
     assert acc.n == 0 and np.isnan(acc.value) and "0 of 0" in acc.note
+
+
+def triple_rows():
+    """L+S+Y in Case 2, 3a and 2-3a with each member apart: IRs chosen so that each placement's
+    total is a round number (S's chosen metric: copy)."""
+    data = [
+        # case, target, partner, measured, predicted, replicate
+        ("2", "L", "S+Y", -0.10, -0.10, -0.10), ("2", "S", "L+Y", -0.20, -0.30, -0.20), ("2", "Y", "L+S", -0.30, -0.30, -0.30),
+        ("3a", "L", "S+Y", -0.05, -0.05, -0.05), ("3a", "S", "L+Y", -0.40, 0.20, -0.35), ("3a", "Y", "L+S", -0.05, -0.05, -0.05),
+        # L apart: L's label has no "|"; the two sharing write the one apart after it.
+        ("2-3a", "L", "S+Y", 0.0, 0.0, 0.0), ("2-3a", "S", "Y|L", -0.10, -0.10, -0.10), ("2-3a", "Y", "S|L", -0.10, -0.10, -0.10),
+        ("2-3a", "S", "L+Y", -0.60, 0.0, -0.50), ("2-3a", "L", "Y|S", 0.0, 0.0, 0.0), ("2-3a", "Y", "L|S", 0.0, 0.0, 0.0),
+    ]  # fmt: skip
+    metric = {"L": "gflops", "S": "copy", "Y": "t"}
+    return pd.DataFrame([(c, t, p, metric[t], x, x - 0.01, x + 0.01, pr, r) for c, t, p, x, pr, r in data],
+                        columns=COLUMNS)  # fmt: skip
+
+
+def test_a_triples_placements_are_its_cases_and_who_is_apart_and_the_rule_keeps_them_apart():
+    metrics = {"L": "gflops", "S": "copy", "Y": "t"}
+    t = advice_score.placement_totals(triple_rows(), metrics).set_index(["set", "case"])
+    assert set(t.index) == {
+        ("L+S+Y", "2"),
+        ("L+S+Y", "3a"),
+        ("L+S+Y", "2-3a (L apart)"),
+        ("L+S+Y", "2-3a (S apart)"),
+    }
+    assert t.loc[("L+S+Y", "2"), "measured"] == pytest.approx(0.60)
+    assert t.loc[("L+S+Y", "3a"), "measured"] == pytest.approx(0.50)
+    assert t.loc[("L+S+Y", "2-3a (L apart)"), "measured"] == pytest.approx(0.20)
+    assert t.loc[("L+S+Y", "2-3a (S apart)"), "measured"] == pytest.approx(0.60)
+    assert t.loc[("L+S+Y", "3a"), "predicted"] == pytest.approx(-0.10)
+    se = 0.01 / advice_score.Z
+    assert t.loc[("L+S+Y", "2"), "measured_se"] == pytest.approx(np.sqrt(3) * se)
+    scored = advice_score.score(triple_rows(), metrics, "model").set_index(["predictor", "measure"])
+    # The model picks 3a (total -0.10), measured 0.50 against the best 0.20: regret 0.30. The
+    # replicate picks L apart (0.20): 0. Two cores hold no three limited containers: the rule
+    # keeps them apart unlimited (3a): 0.30.
+    assert scored.loc[("model", "top_pick_regret")].value == pytest.approx(0.30)
+    assert scored.loc[("replicate", "top_pick_regret")].value == pytest.approx(0.0)
+    assert scored.loc[("one_line_rule", "top_pick_regret")].value == pytest.approx(0.30)
+    # Clear (SE about 0.009 a total): every two placements but 2 against S apart (both 0.60).
+    assert scored.loc[("model", "ordering_accuracy")].n == 5

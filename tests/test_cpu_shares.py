@@ -209,9 +209,9 @@ def test_the_section_shows_each_microservices_demand_threads_and_speeds_from_the
 
     stats = tmp_path / "stats"
     (stats / "profiling").mkdir(parents=True)
-    pd.DataFrame({"key": ["1/L/alone", "1u/L/alone", "1q/L/quota-0.5", "1k/L/busy-2"], "repetition": 1}).to_csv(
-        stats / "profiling/runs.tsv", sep="\t", index=False
-    )
+    pd.DataFrame(
+        {"key": ["1/L/alone", "1u/L/alone", "1q/L/quota-0.5", "1k/L/busy-2"], "repetition": 1}
+    ).to_csv(stats / "profiling/runs.tsv", sep="\t", index=False)
 
     def shown(speed_at_half: float, busy_speed: float = 0.12) -> tuple[str, str]:
         rows = [("1u", 2, None, 1.0, 1.9), ("1", None, None, 0.58, 1.0), ("1q", 0.5, None, speed_at_half, 0.5),
@@ -311,7 +311,10 @@ def test_busy_runs_read_back_and_start_their_spinners_before_the_first_iteration
     for spinner in rt.started[:2]:
         assert spinner.env["BUBBLE_RESOURCE"] == "cpu" and spinner.env["BUBBLE_INTENSITY"] == "1"
         assert int(spinner.env["BUBBLE_SECONDS"]) >= 2 * 300  # past the last iteration's timeout
-        assert spinner.limits() == {"cpuset": None, "cpus": None, "memory": None} and spinner.labels == ctx.labels
+        assert (
+            spinner.limits() == {"cpuset": None, "cpus": None, "memory": None}
+            and spinner.labels == ctx.labels
+        )
     assert all(s.limits() == {"cpuset": None, "cpus": None, "memory": None} for s in rt.started[2:])
     assert rows["busy"].eq(2).all() and rows["case"].eq("1k").all() and meta["n_failed"] == 0
 
@@ -334,13 +337,19 @@ def test_cpu_speed_puts_a_busy_run_at_the_share_the_scheduler_gives_it(tmp_path)
     samples.to_csv(inputs["samples"], sep="\t", index=False)
     t = cpu_speed(inputs, 1, cores=2).set_index(["case", "busy"], drop=False)
     # Demand 1.9 against one neighbour wanting a core: a core each; against two: 2/3 each.
-    assert t.loc[("1k", 1), "cores"] == pytest.approx(1.0) and t.loc[("1k", 2), "cores"] == pytest.approx(2 / 3)
-    assert t.loc[("1k", 1), "speed"] == pytest.approx(4.5 / 11) and t.loc[("1k", 2), "speed"] == pytest.approx(2.5 / 11)
+    assert t.loc[("1k", 1), "cores"] == pytest.approx(1.0) and t.loc[("1k", 2), "cores"] == pytest.approx(
+        2 / 3
+    )
+    assert t.loc[("1k", 1), "speed"] == pytest.approx(4.5 / 11) and t.loc[
+        ("1k", 2), "speed"
+    ] == pytest.approx(2.5 / 11)
     assert t[t.case == "1u"]["busy"].isna().all()
 
 
 def sweep_table(ms="S", metric="triad"):
-    common = dict(microservice=ms, metric=metric, cpu_cores=1.9, threads=2, runs=1, ci_level="iterations", reason="")
+    common = dict(
+        microservice=ms, metric=metric, cpu_cores=1.9, threads=2, runs=1, ci_level="iterations", reason=""
+    )
     rows = [common | dict(case="1u", cores=2.0, busy=np.nan, speed=1.0, ci_low=1.0, ci_high=1.0),
             common | dict(case="1", cores=np.nan, busy=np.nan, speed=0.5, ci_low=0.5, ci_high=0.5),
             common | dict(case="1q", cores=2 / 3, busy=np.nan, speed=0.9, ci_low=0.9, ci_high=0.9),

@@ -258,7 +258,9 @@ def test_the_busy_model_reads_the_busy_sweep_and_names_it_when_missing(stats, ca
         rows.append(common | dict(case="1u", cores=2, speed=1.0, ci_low=1.0, ci_high=1.0))
         rows.append(common | dict(case="1", cores=None, speed=0.5, ci_low=0.5, ci_high=0.5))
         rows.append(common | dict(case="1q", cores=1, speed=0.5, ci_low=0.5, ci_high=0.5))
-        rows.append(common | dict(case="1k", busy=1, cores=1, speed=busy_at_1, ci_low=busy_at_1, ci_high=busy_at_1))
+        rows.append(
+            common | dict(case="1k", busy=1, cores=1, speed=busy_at_1, ci_low=busy_at_1, ci_high=busy_at_1)
+        )
     profiles = stats.parent / "busy"
     measured = pd.read_csv(stats / "pairs/interference.tsv", sep="\t").assign(higher_is_better=True)
     write(stats, "pairs/interference.tsv", measured.to_dict("records"))

@@ -49,7 +49,10 @@ def test_every_run_measured_its_microservice_beside_what_its_key_says(workdir):
         containers = metas[f"1k/{ms}/busy-1"]["containers"]
         (spinner,) = [c for c in containers if c["role"] == "busy neighbour 1"]
         assert spinner["argv"][-1] == "/opt/microservices/X/run" and "BUBBLE_RESOURCE=cpu" in spinner["argv"]
-        assert containers.index(spinner) == 0 and len(containers) == 1 + CONFIG["studies"]["profiling"]["iterations"]
+        assert (
+            containers.index(spinner) == 0
+            and len(containers) == 1 + CONFIG["studies"]["profiling"]["iterations"]
+        )
     for key, meta in metas.items():
         assert meta["n_failed"] == 0 and meta["n_iterations"] >= 2, (key, meta.get("events"))
 
@@ -84,7 +87,9 @@ def test_the_quota_sweep_gives_each_microservice_its_speed_at_a_share(workdir):
         assert set(rows["case"]) == {"1", "1u", "1q", "1k"} and (rows["threads"] >= 1).all()
         busy = rows[rows["case"] == "1k"]
         demand = rows.loc[rows["case"] == "1u", "cpu_cores"].iloc[0]
-        assert busy["cores"].tolist() == pytest.approx([min(1.0, demand)] * len(busy))  # one neighbour: a core each
+        assert busy["cores"].tolist() == pytest.approx(
+            [min(1.0, demand)] * len(busy)
+        )  # one neighbour: a core each
         assert ((rows["ci_low"] <= rows["speed"]) & (rows["speed"] <= rows["ci_high"])).all()
         assert rows.loc[rows["case"] == "1q", "cores"].tolist() == [0.5] * rows["metric"].nunique()
         assert (rows["cpu_cores"] > 0).all()  # the loop read its container's CPU time

@@ -280,7 +280,9 @@ def test_dry_run_plans_the_ci_config(tmp_path):
     for name in ("sensitivity", "pressure", "limit_effect", "summary", "cpu_speed"):
         assert f"results/stats/profiling/{name}.tsv" in text
     assert "results/raw/" in text and "/profiling/2/Q/cpu+L/rep1/meta.json" in text
-    assert "/profiling/1q/S/quota-0.5/rep1/meta.json" in text and "/profiling/1k/S/busy-1/rep1/meta.json" in text
+    assert (
+        "/profiling/1q/S/quota-0.5/rep1/meta.json" in text and "/profiling/1k/S/busy-1/rep1/meta.json" in text
+    )
     assert "placement_validation" not in counts  # no pair study: nothing to check the predictions on
     assert not (tmp_path / "results").exists()
 

@@ -221,7 +221,11 @@ def cpu_curves_of(stats: Path, host: str, runtime: str, sweep: str = "1q") -> di
     text = {"host": str, "runtime": str, "microservice": str, "metric": str, "case": str}
     table = one_host(pd.read_csv(path, sep="\t", dtype=text), host, runtime, path)
     if table.empty or not (table["case"] == sweep).any():
-        what = "quota sweep (studies.profiling.quotas)" if sweep == "1q" else "busy sweep (studies.profiling.busy)"
+        what = (
+            "quota sweep (studies.profiling.quotas)"
+            if sweep == "1q"
+            else "busy sweep (studies.profiling.busy)"
+        )
         raise PlacementError(f"{path} has no {what}")
     return cpu_shares.curves(table, sweep=sweep)
 

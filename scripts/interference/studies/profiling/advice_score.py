@@ -4,8 +4,9 @@ placement it would pick as good as the one that session would pick.
 
 From validation rows (validate.validation_rows: the measured IR of session B, the prediction, the
 replicate's IR of session A), per set of microservices and placement (a pair in Cases 2, 3a and
-3b), the total slowdown: −Σ of its members' IRs of one metric each (as advise.py; a self-pair's
-two members are the one measured row, twice). Then:
+3b; a triple in Cases 2, 3a, 3b and 2-3a with each member apart), the total slowdown: −Σ of its
+members' IRs of one metric each (as advise.py; a self-pair's two members are the one measured
+row, twice). Then:
 
   ordering accuracy  over the two-placement comparisons of one set whose measured difference is
                      clear (its 95 % interval excludes 0): the share a predictor orders as
@@ -18,7 +19,7 @@ two members are the one measured row, twice). Then:
                      the best measured total (0: it picked the best); the mean over sets with a
                      percentile bootstrap interval over sets. Also for the replicate and the
                      one-line rule "separate containers, limited where the cores allow" (Case 3b
-                     for a pair whose members each get their Case 1 cores).
+                     where measured; a triple without it: Case 3a, three apart and unlimited).
   Kendall's τ        of predicted against measured totals over every (set, placement), τ-b
                      (scipy), beside the replicate's.
 The level: each total is one session's IRs (runs level within that session); the accuracy and
@@ -33,30 +34,32 @@ from statsmodels.stats.proportion import proportion_confint
 
 from interference.stats.descriptive import CONFIDENCE
 
-PAIR_CASES = ("2", "3a", "3b")
+MIXED = "2-3a"  # a triple's two in one container, the third apart
+SET_CASES = ("2", "3a", "3b", MIXED)
 ONE_LINE_RULE = "3b"  # separate containers, each limited to its Case 1 cores (they fit on the host)
+UNLIMITED_APART = "3a"  # the rule for a triple: three Case 1 cores do not fit on two
 Z = stats.norm.ppf(0.5 + CONFIDENCE / 2)
 SEED = 20240601
 SCORE_COLUMNS = ["predictor", "measure", "value", "ci_low", "ci_high", "n", "note"]
 
 
 def placement_totals(rows: pd.DataFrame, metrics: dict[str, str]) -> pd.DataFrame:
-    """One row per (set, case): the measured, predicted and replicate totals and the measured
-    total's SE, for every pair (one partner) with a row for each member's chosen metric."""
-    r = rows[rows["case"].astype(str).isin(PAIR_CASES) & ~rows["partner"].astype(str).str.contains(r"[+|]")]
+    """One row per (set, placement): the measured, predicted and replicate totals and the measured
+    total's SE, for every pair and triple with a row for each member's chosen metric. A pair's
+    placement is its case; a triple's is its case, and in Case 2-3a which member is apart."""
+    r = rows[rows["case"].astype(str).isin(SET_CASES)]
     r = r[[metrics.get(t) == m for t, m in zip(r["target"], r["metric"])]]
     out = []
-    for (case, a, b), g in _by_set(r):
-        members = g.set_index("target")
-        needed = [a, b]
-        if not all(m in members.index for m in needed):
+    for (members, placement), g in _by_placement(r):
+        at = g.drop_duplicates("target").set_index("target")
+        if not all(m in at.index for m in members):
             continue
-        picked = [members.loc[m] for m in needed]  # a self-pair: its one row twice
-        se = [(p.measured_high - p.measured_low) / (2 * Z) for p in picked]
-        # A self-pair's two members are one row: its errors add, they do not average out.
-        total_se = sum(se) if a == b else float(np.sqrt(np.sum(np.square(se))))
+        picked = [at.loc[m] for m in members]  # a self-pair: its one row twice
+        # A member written twice is one row: its errors add, they do not average out.
+        se = {m: (at.loc[m].measured_high - at.loc[m].measured_low) / (2 * Z) for m in set(members)}
+        total_se = float(np.sqrt(sum((members.count(m) * e) ** 2 for m, e in se.items())))
         out.append({
-            "set": f"{a}+{b}", "case": case,
+            "set": "+".join(members), "case": placement,
             "measured": -sum(p.ir_measured for p in picked),
             "measured_se": total_se,
             "predicted": -sum(p.ir_predicted for p in picked),
@@ -65,10 +68,17 @@ def placement_totals(rows: pd.DataFrame, metrics: dict[str, str]) -> pd.DataFram
     return pd.DataFrame(out, columns=["set", "case", "measured", "measured_se", "predicted", "replicate"])
 
 
-def _by_set(r: pd.DataFrame):
-    key = [tuple(sorted((t, p))) for t, p in zip(r["target"], r["partner"].astype(str))]
-    r = r.assign(_a=[k[0] for k in key], _b=[k[1] for k in key], case=r["case"].astype(str))
-    return r.groupby(["case", "_a", "_b"], sort=True)
+def _by_placement(r: pd.DataFrame):
+    """The rows grouped by (the set's members sorted, the placement)."""
+    keys = []
+    for case, target, partner in zip(r["case"].astype(str), r["target"], r["partner"].astype(str)):
+        together, _, apart = partner.partition("|")
+        members = tuple(sorted([target, *together.split("+"), *([*apart.split("+")] if apart else [])]))
+        placement = case
+        if case == MIXED:  # who is apart: the part after "|", else the target itself
+            placement = f"{MIXED} ({apart or target} apart)"
+        keys.append((members, placement))
+    return r.assign(_key=keys).groupby("_key", sort=True)
 
 
 def clear_comparisons(totals: pd.DataFrame) -> pd.DataFrame:
@@ -95,6 +105,8 @@ def regrets(totals: pd.DataFrame, by: str | None) -> np.ndarray:
             continue
         if by is None:
             pick = g[g["case"] == ONE_LINE_RULE]
+            if pick.empty and g["set"].iloc[0].count("+") == 2:
+                pick = g[g["case"] == UNLIMITED_APART]
             if pick.empty:
                 continue
             chosen = pick.iloc[0].measured

@@ -151,7 +151,9 @@ class ProfilingRunner:
         unlimited, from before the first iteration to the run's end (the runner removes them)."""
         for k in range(self.s.get("busy", 0)):
             name = self.ctx.name(f"busy{k + 1}")
-            self.ctx.start(self.spec(name, [BUBBLE], ["/opt/microservices/X/run"], {}), f"busy neighbour {k + 1}")
+            self.ctx.start(
+                self.spec(name, [BUBBLE], ["/opt/microservices/X/run"], {}), f"busy neighbour {k + 1}"
+            )
         if self.s.get("busy"):
             time.sleep(1.0)  # every spinner at full speed before the first iteration
 

@@ -132,7 +132,9 @@ class Profiling:
                 cells.append(num(at.iloc[0], 2) if not at.empty else "–")
             for k in busy:
                 at = g[(g["case"] == "1k") & (g["busy"] == k)]
-                cells.append(f"{num(at['speed'].iloc[0], 2)} at {num(at['cores'].iloc[0], 2)}" if not at.empty else "–")
+                cells.append(
+                    f"{num(at['speed'].iloc[0], 2)} at {num(at['cores'].iloc[0], 2)}" if not at.empty else "–"
+                )
             rows.append(cells)
         return [
             self.doc.table(
