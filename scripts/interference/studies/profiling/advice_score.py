@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from interference.core.groups import read_partner_label
 from interference.stats.descriptive import CONFIDENCE
 
 MIXED = "2-3a"  # a triple's two in one container, the third apart
@@ -72,11 +73,11 @@ def _by_placement(r: pd.DataFrame):
     """The rows grouped by (the set's members sorted, the placement)."""
     keys = []
     for case, target, partner in zip(r["case"].astype(str), r["target"], r["partner"].astype(str)):
-        together, _, apart = partner.partition("|")
-        members = tuple(sorted([target, *together.split("+"), *([*apart.split("+")] if apart else [])]))
+        together, apart = read_partner_label(partner, shares_container=True)
+        members = tuple(sorted([target, *together, *apart]))
         placement = case
-        if case == MIXED:  # who is apart: the part after "|", else the target itself
-            placement = f"{MIXED} ({apart or target} apart)"
+        if case == MIXED:  # who is apart: the one after "|", else the target itself
+            placement = f"{MIXED} ({'+'.join(apart) or target} apart)"
         keys.append((members, placement))
     return r.assign(_key=keys).groupby("_key", sort=True)
 

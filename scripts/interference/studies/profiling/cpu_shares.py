@@ -68,6 +68,13 @@ def water_fill(capacity: float, demands, weights) -> np.ndarray:
     return share
 
 
+def busy_share(demand: float, busy: int, cores: float) -> float:
+    """A member's share beside `busy` containers each wanting one core (the busy sweep): water-filled
+    with equal container weights, its want its demand alone and unlimited (every core if unknown)."""
+    want = min(demand, cores) if np.isfinite(demand) and demand > 0 else float(cores)
+    return float(water_fill(cores, [want, *[1.0] * busy], np.ones(busy + 1))[0])
+
+
 def shares(containers: list[list[str]], demand: dict, threads: dict, cores: float) -> list[list[float]]:
     """Each member's CPU share (cores), members in the containers' order: water-filled between
     the containers by their wants, then inside each by threads."""

@@ -7,7 +7,7 @@ alone and unlimited.
                    1u   unlimited: speed 1 by definition, `cores` = the host's cores allowed
                    1q   under a quota: `cores` = the quota
                    1k   beside `busy` spinning containers: `cores` = the share the scheduler's
-                        rules give it there (cpu_shares.water_fill: equal container weights,
+                        rules give it there (cpu_shares.busy_share: equal container weights,
                         its 1u demand against one core each)
                    1    Case 1 (limited as the pair study's: its own core(s)): `cores` empty
                  speed = the metric's mean against 1u's, oriented so that > 1 is faster
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from interference.studies.profiling.cpu_shares import water_fill
+from interference.studies.profiling.cpu_shares import busy_share
 from interference.studies.profiling.plan import BUSY_CASE, PROBE, QUOTA_CASE
 from interference.studies.profiling.statistics import (
     components,
@@ -56,13 +56,6 @@ def orient(relative: float, low: float, high: float, higher: bool) -> tuple[floa
 def threads_of(demand: float) -> int:
     """The threads a microservice keeps busy, from its CPU use alone and unlimited."""
     return max(1, int(round(demand))) if np.isfinite(demand) else 1
-
-
-def busy_share(demand: float, busy: int, cores: int) -> float:
-    """The member's share beside `busy` containers each wanting one core: water-filled with equal
-    container weights, its want its demand alone and unlimited (all the cores where unknown)."""
-    want = min(demand, cores) if np.isfinite(demand) and demand > 0 else float(cores)
-    return float(water_fill(cores, [want, *[1.0] * busy], np.ones(busy + 1))[0])
 
 
 def cpu_speed(inputs: dict[str, Path], jobs: int, cores: int | None = None) -> pd.DataFrame:
@@ -100,7 +93,7 @@ def cpu_speed(inputs: dict[str, Path], jobs: int, cores: int | None = None) -> p
                 else float(cores) if case == "1u" else np.nan
             )  # fmt: skip
             rows.append({"host": host, "runtime": runtime, "microservice": target, "metric": metric,
-                         "case": case, "cores": core_count, "busy": busy if case == BUSY_CASE else np.nan,
+                         "case": case, "cores": core_count, "busy": busy,
                          "speed": speed, "ci_low": low, "ci_high": high,
                          "cpu_cores": x["own_cpu_cores"].mean(), "threads": threads,
                          "runs": x["repetition"].nunique(), **r})  # fmt: skip

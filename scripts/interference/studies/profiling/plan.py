@@ -169,11 +169,6 @@ def image_names(run: ProfilingRun) -> list[str]:
     return sorted(set(names))
 
 
-def busy_share(busy: int, cores: int | None = None) -> float:
-    """About the share of a member beside `busy` spinning containers (equal container weights)."""
-    return (cores or os.cpu_count() or 1) / (busy + 1)
-
-
 def window_s(cfg: dict, ms: str) -> int:
     return cfg["window_s_per_microservice"].get(ms, cfg["window_s"])
 
@@ -189,9 +184,9 @@ def run_seconds(settings: dict) -> float | None:
     waits = [ms[m].server.get("ready_after_s", 1.0) for m in members if ms[m].server]
     servers = SERVER_S * len(waits) + max(waits, default=0.0)
     if settings["case"] in ALONE_CASES or settings["case"] in SWEEP_CASES:
-        # Under a quota (or a share among busy neighbours) below one core a one-thread iteration
-        # takes 1/share times as long.
-        share = settings.get("quota", busy_share(settings.get("busy", 0)))
+        # Under a quota (or a share among busy neighbours: about the cores over the containers)
+        # below one core a one-thread iteration takes 1/share times as long.
+        share = settings.get("quota", (os.cpu_count() or 1) / (settings.get("busy", 0) + 1))
         t = times[settings["target"]] / min(1.0, share)
         return RUN_SETUP_S + servers + settings["iterations"] * (t + CONTAINER_PER_ITERATION_S)
     # The window, then the iteration under way at its end (half the slowest on average) or the
