@@ -210,8 +210,18 @@ def test_an_open_verdict_says_how_many_times_the_runs_would_settle_it():
     assert j.settle.startswith(f"about {math.ceil(want * 10) / 10:g}× the runs per cell")
     near = c.judge_claim(measure([(-0.055, 0.03)]), BELOW, "mean")
     assert near.settle == c.NO_SETTLE and math.isinf(near.settle_factor)
-    few = c.judge_claim(measure([(-0.09, 0.03)], n=3), BELOW, "mean")
+
+
+def test_the_samples_gate_applies_where_the_level_is_not_stated_not_to_runs():
+    """Three runs of one long iteration a side: a runs-level interval whose df counts them is
+    judged; the same samples under an interval whose level its table does not state are not."""
+    runs = c.judge_claim(measure([(-0.2, 0.02)], n=3), BELOW, "mean")
+    assert runs.verdict == v.REPRODUCED, runs.reason
+    unstated = cell("unstated", -0.2, 0.02, level="")
+    m = v.Measure.of(inf.mean_of([unstated]), "q", 3, by_cell=(unstated,))
+    few = c.judge_claim(m, BELOW, "mean")
     assert few.verdict == v.INCONCLUSIVE and "at least 5 samples" in few.settle
+    assert v.too_few_samples(3, "") and not v.too_few_samples(3, v.RUNS) and not v.too_few_samples(5, "")
 
 
 def test_no_verdict_without_a_runs_level_interval():
@@ -219,3 +229,71 @@ def test_no_verdict_without_a_runs_level_interval():
     m = v.Measure.of(inf.mean_of([one_run]), "q", 10, by_cell=(one_run,))
     j = c.judge_claim(m, BELOW, "mean")
     assert j.verdict == v.INCONCLUSIVE and "iterations only" in j.reason and "2 runs a cell" in j.settle
+
+
+# -- the scale a cell is tested on ------------------------------------------------------------------
+
+
+def log_cell(ir, se_log, df, sign):
+    """A ratio's IR whose 95 % interval was made on log(ratio), as interference.tsv makes it
+    (SE on the IR's scale: the ratio times the log ratio's)."""
+    ratio = 1 + sign * ir
+    q = stats.t.ppf(0.975, df)
+    low, high = sorted(sign * (ratio * math.exp(s * q * se_log) - 1) for s in (-1, 1))
+    return inf.CellEstimate("log", ir, low, high, ratio * se_log, df, inf.RUNS, log_sign=sign)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_ratio_cell_is_tested_on_the_log_scale_its_interval_was_made_on(sign):
+    """By hand: the one-sided p of "outside below -25 %" is t's tail of (log(1 + sign*edge) -
+    log ratio)/se on log(ratio), mirrored where lower is better; the symmetric reading of the same
+    SE on the IR's scale gives another p; the 90 % interval shown is exp(log ratio ± t·se)."""
+    ir, se_log, df = -0.32, 0.05, 6
+    ratio = 1 + sign * ir
+    band = v.Band.of({"below": -0.25})
+    got = log_cell(ir, se_log, df, sign)
+    # IR = sign·(ratio - 1) grows with sign·log(ratio): the edge maps to sign·log(1 + sign·edge).
+    g, edge = sign * math.log(ratio), sign * math.log(1 + sign * -0.25)
+    want = stats.t.sf((edge - g) / se_log, df)
+    symmetric = stats.t.sf((-0.25 - ir) / (ratio * se_log), df)
+    assert c.p_values(got, band)[0] == pytest.approx(want)
+    assert abs(want - symmetric) > 0.002  # the two readings differ here
+    q = stats.t.ppf(0.95, df)
+    ends = sorted(sign * (ratio * math.exp(s * q * se_log) - 1) for s in (-1, 1))
+    assert got.interval() == pytest.approx(ends)
+    # A measure of this one cell keeps its scale and shows the table's 95 % interval.
+    m = v.Measure.of(inf.mean_of([got]), "q", 10, by_cell=(got,))
+    assert (m.low, m.high) == pytest.approx((got.low, got.high)) and m.log_sign == sign
+    verdict, reason = v.judge(m, band)
+    assert f"p = {want:.2g}" in reason or verdict == v.INCONCLUSIVE
+
+
+def test_a_verdict_near_the_edge_follows_the_log_scale():
+    """Gains against "above +20 %" with a log SE of 0.052 (6 df, t = 1.943), by hand. At 31 %
+    neither reading decides: the 90 % interval's low end is 0.31 - 1.943·1.31·0.052 = 0.178 on
+    the IR's scale, 1.31·exp(-1.943·0.052) - 1 = 0.184 on log(ratio). At 33 % the log reading's
+    low end is 1.33·0.904 - 1 = 0.202 (reproduced), the symmetric one's 0.196 (inconclusive)."""
+    band = v.Band.of({"above": 0.2})
+    for ir, want_log, want_sym in (
+        (0.31, v.INCONCLUSIVE, v.INCONCLUSIVE),
+        (0.33, v.REPRODUCED, v.INCONCLUSIVE),
+    ):
+        cell_ = log_cell(ir, 0.052, 6, 1)
+        sym = inf.CellEstimate("sym", ir, cell_.low, cell_.high, cell_.se, 6, inf.RUNS)
+        got = [c.judge_claim(v.Measure.of(inf.mean_of([x]), "q", 10, by_cell=(x,)), band, "mean").verdict
+               for x in (cell_, sym)]  # fmt: skip
+        assert got == [want_log, want_sym], (ir, got)
+
+
+def test_cells_of_both_directions_in_one_claim_are_each_tested_on_their_own_scale():
+    """A loss of L's rate (higher is better) and of Y's time (lower is better) against "below
+    -10 %": each cell's p is its own log-scale p, and the settle factor is computed."""
+    up, down = log_cell(-0.3, 0.04, 8, 1), log_cell(-0.3, 0.04, 8, -1)
+    band = v.Band.of({"below": -0.1})
+    for x in (up, down):
+        g, edge = x.log_sign * math.log(1 + x.log_sign * -0.3), x.log_sign * math.log(1 + x.log_sign * -0.1)
+        assert c.p_values(x, band)[0] == pytest.approx(stats.t.sf((edge - g) / 0.04, 8))
+    j = c.judge_claim(
+        v.Measure.of(inf.mean_of([up, down]), "q", 10, cells=2, by_cell=(up, down)), band, "every"
+    )
+    assert j.verdict == v.REPRODUCED, j.reason

@@ -57,6 +57,22 @@ def test_too_little_data_is_inconclusive_and_says_what_would_settle_it():
     assert got == v.INCONCLUSIVE and "threshold <-0.05>" in reason and "more runs" in reason
 
 
+@pytest.mark.parametrize(
+    ("method", "higher", "want"),
+    [("variance_components_t26", True, 1), ("paired_t4.2", False, -1), ("paired_t4.2", "False", -1),
+     ("bootstrap_percentile", True, 0), ("", True, 0), ("variance_components_t9", float("nan"), 0)],
+)  # fmt: skip
+def test_a_table_rows_t_interval_is_tested_on_log_ratio(method, higher, want):
+    """interference.tsv's t intervals are made on log(ratio) (variance_components.ratio_ci,
+    paired.py): its cell carries the IR's direction; a bootstrap's or an average's does not."""
+    from interference.studies.pairs.findings.checks import ir_cell
+
+    row = {"host": "h", "runtime": "docker", "case": "2", "target": "L", "partner": "S", "metric": "m",
+           "ir": -0.2, "ir_ci_low": -0.3, "ir_ci_high": -0.1, "ir_ci_method": method, "higher_is_better": higher,
+           "ci_level": "runs and iterations", "ci_df": 8.0}  # fmt: skip
+    assert ir_cell(row).log_sign == want
+
+
 def test_the_intervals_match_independent_calculations():
     # A ratio of two summaries: the delta method on the log scale, by hand.
     r, lo, hi = v.ratio_from_summaries(8.0, 0.8, 10, 1.0, 0.1, 10)
@@ -168,15 +184,20 @@ def test_a_finding_flips_with_its_data_and_so_does_its_text(tmp_path):
     w, b = worse.iloc[0], better.iloc[0]
     assert w["verdict"] == v.REPRODUCED and b["verdict"] == v.NOT_REPRODUCED
     # Ours is the IR the statistics computed, with the 90 % interval of its runs-level SE (the
-    # concurrent side's and the baseline's parts in quadrature).
+    # concurrent side's and the baseline's parts in quadrature), made on log(ratio) as the table's.
     ir = pd.read_csv(tmp_path / "a/stats/pairs/interference.tsv", sep="\t").iloc[0]
     # Its df: the table's Welch df, never more than the df of the larger part (inference.linear).
     larger = max((ir["ir_se_own"], ir["df_own"]), (ir["ir_se_baseline"], ir["df_baseline"]))[1]
-    half = stats.t.ppf(0.95, min(ir["ci_df"], larger)) * math.hypot(ir["ir_se_own"], ir["ir_se_baseline"])
-    assert ir["ci_level"] == "runs and iterations" and w["level"] == "runs"
-    assert (w["ours"], w["ci_low"], w["ci_high"]) == pytest.approx(
-        (ir["ir"], ir["ir"] - half, ir["ir"] + half)
+    sign = 1 if ir["higher_is_better"] else -1
+    ratio = 1 + sign * ir["ir"]
+    half = (
+        stats.t.ppf(0.95, min(ir["ci_df"], larger))
+        * math.hypot(ir["ir_se_own"], ir["ir_se_baseline"])
+        / ratio
     )
+    ends = sorted(sign * (ratio * math.exp(s * half) - 1) for s in (-1, 1))
+    assert ir["ci_level"] == "runs and iterations" and w["level"] == "runs"
+    assert (w["ours"], w["ci_low"], w["ci_high"]) == pytest.approx((ir["ir"], *ends))
     assert w["published"] == -0.41 and w["n"] == 10
     # The study that is not in the config: not run, naming the config that runs it.
     assert (

@@ -289,6 +289,25 @@ def test_with_repeated_runs_the_ir_interval_covers_runs_from_their_variance_comp
     )
 
 
+def test_a_means_se_weights_unequal_runs_by_their_iterations():
+    """moment_se by hand: the iteration-weighted mean of runs of 2 and 8 iterations has the
+    variance run·((2/10)² + (8/10)²) + iteration/10; balanced (5 and 5) it is MS_runs/(r·n)
+    from the same mean squares; below half the iterations' part it is floored there."""
+    from interference.stats.variance_components import Components, moment_se, nested
+
+    c = Components(iteration=0.01, run=0.002, df_iteration=8, df_run=1, run_moment=0.002)
+    assert moment_se(c, [2, 8]) == pytest.approx(math.sqrt(0.002 * (0.04 + 0.64) + 0.01 / 10))
+    rng = np.random.default_rng(4)
+    values = np.concatenate([1 + 0.1 * rng.standard_normal(5), 1.3 + 0.1 * rng.standard_normal(5)])
+    runs = [1] * 5 + [2] * 5
+    k = nested(values, ["c"] * 10, runs)
+    y = values / values.mean()
+    msb = 5 * ((y[:5].mean() - y.mean()) ** 2 + (y[5:].mean() - y.mean()) ** 2) / 1
+    assert moment_se(k, [5, 5]) ** 2 == pytest.approx(msb / 10)
+    negative = Components(iteration=0.01, run=0.0, df_iteration=8, df_run=1, run_moment=-0.01)
+    assert moment_se(negative, [2, 8]) == pytest.approx(math.sqrt(0.5 * 0.01 / 10))
+
+
 def test_the_runs_interval_covers_a_rerun_where_the_iterations_interval_does_not():
     """Simulated reruns with run-to-run variation five times the iterations': the true IR is
     -20 %. The runs-level interval covers it about 95 % of the time; the iterations-only bootstrap

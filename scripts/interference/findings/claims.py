@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from interference.findings.inference import (
     ALPHA,
     CellEstimate,
+    on_test_scale,
     p_inside,
     p_outside,
     runs_factor,
@@ -42,6 +43,7 @@ from interference.findings.verdict import (
     judge,
     missing_level,
     share_ci,
+    too_few_samples,
 )
 
 EVERY, MEAN, MOST, SOME, ABOUT = "every", "mean", "most", "some", "about"
@@ -71,8 +73,15 @@ def required_cells(quantifier: str, n: int) -> int:
     return {EVERY: n, MOST: n // 2 + 1, SOME: 1}[quantifier]
 
 
+def tested(c: CellEstimate, band: Band) -> tuple[CellEstimate, Band]:
+    """The cell and the range on the scale the cell's tests are read on (inference.on_test_scale)."""
+    t, low, high = on_test_scale(c, band.low, band.high)
+    return t, Band(low, high)
+
+
 def p_values(c: CellEstimate, band: Band) -> tuple[float, float]:
     """(p of "outside", so small when shown inside; p of "inside", small when shown outside)."""
+    c, band = tested(c, band)
     return (p_inside(c.estimate, c.sd, c.df, band.low, band.high),
             p_outside(c.estimate, c.sd, c.df, band.low, band.high))  # fmt: skip
 
@@ -125,16 +134,17 @@ def settle_text(factor: float) -> str:
 
 def _settle(cells: list[CellEstimate], band: Band, q: int) -> float:
     """The runs factor for the decision the estimates lean to: q cells inside at ALPHA/(n-q+1),
-    or n-q+1 outside at ALPHA/q (two-edged: half of it at an edge), all at once with ASSURANCE."""
+    or n-q+1 outside at ALPHA/q (two-edged: half of it at an edge), all at once with ASSURANCE.
+    Each cell on its own test scale, with the range mapped there (cells of one claim may differ)."""
     n = len(cells)
-    inside = sorted(cells, key=lambda c: margin_inside(c, band), reverse=True)
-    if sum(band.contains(c.estimate) for c in cells) >= q:
-        need, alpha, margin = inside[:q], ALPHA / (n - q + 1), margin_inside
+    scaled = sorted((tested(c, band) for c in cells), key=lambda cb: margin_inside(*cb), reverse=True)
+    if sum(b.contains(c.estimate) for c, b in scaled) >= q:
+        need, alpha, margin = scaled[:q], ALPHA / (n - q + 1), margin_inside
     else:
         edges = sum(math.isfinite(e) for e in (band.low, band.high))
-        need, alpha, margin = inside[::-1][: n - q + 1], ALPHA / q / edges, margin_outside
+        need, alpha, margin = scaled[::-1][: n - q + 1], ALPHA / q / edges, margin_outside
     assurance = ASSURANCE ** (1 / len(need))
-    return max(runs_factor(margin(c, band), c.sd, c.df, alpha, assurance) for c in need)
+    return max(runs_factor(margin(c, b), c.sd, c.df, alpha, assurance) for c, b in need)
 
 
 def judge_claim(m: Measure, band: Band, quantifier: str, show=lambda x: f"{x:g}") -> Judgement:
@@ -142,13 +152,13 @@ def judge_claim(m: Measure, band: Band, quantifier: str, show=lambda x: f"{x:g}"
     cells = cells_of(m)
     places = [position(c, band) for c in cells]
     held = holds_in(places)
-    if m.n < MIN_SAMPLES:
-        verdict, reason = judge(m, band, show)
-        return Judgement(verdict, reason, held, f"at least {MIN_SAMPLES} samples on each side of every cell")
     levels = [missing_level(c.level) for c in cells] + [missing_level(m.level)]
     if any(levels):
         why = next(w for w in levels if w)
         return Judgement(INCONCLUSIVE, why, held, "at least 2 runs a cell")
+    if too_few_samples(m.n, m.level):
+        verdict, reason = judge(m, band, show)
+        return Judgement(verdict, reason, held, f"at least {MIN_SAMPLES} samples on each side of every cell")
     if quantifier in (EVERY, MOST, SOME):
         return _at_least(m, cells, band, quantifier, held)
     verdict, reason = judge(m, band, show)  # mean, about: the mean of the cells
@@ -189,13 +199,13 @@ def _shown(m: Measure, cells, band: Band, quantifier: str, n_in: int, alpha_in: 
         share, low, high = share_ci(n_in, n)
         return Measure(f"share of {n} cells shown inside the range", share, low, high, MIN_SAMPLES, n)
     if quantifier == EVERY:
-        c = min(cells, key=lambda c: margin_inside(c, band))
+        c = min(cells, key=lambda c: margin_inside(*tested(c, band)))
         low, high = c.interval()
         what = f"the cell furthest from the range: {c.label}"
     else:
-        c = max(cells, key=lambda c: margin_inside(c, band))
+        c = max(cells, key=lambda c: margin_inside(*tested(c, band)))
         low, high = c.interval(1 - 2 * alpha_in)
         what = f"best of {n} cells: {c.label}" + (
             f" ({1 - 2 * alpha_in:.3g} CI, adjusted for {n} cells)" if n > 1 else ""
         )
-    return Measure(what, c.estimate, low, high, m.n, n, se=c.sd, df=c.df, level=c.level)
+    return Measure(what, c.estimate, low, high, m.n, n, se=c.sd, df=c.df, level=c.level, log_sign=c.log_sign)

@@ -12,8 +12,10 @@ of freedom: each simulated measurement draws those estimates (σ²·χ²_df/df),
 t with Welch's df of its two sides, and a mean's is inference.linear's (Satterthwaite's df over
 the pieces, at most the largest piece's). The rule is findings.claims': each cell's one-sided
 tests at ALPHA adjusted for the quantifier (every, most, some), or the mean of the cells against
-the range (mean, about). tests/test_power.py checks the probability against the real rule
-(claims.judge_claim) fed the same simulated cells, and against a hand computation for one cell."""
+the range (mean, about); a cell's tests on the IR's scale, which to first order are those on
+log(ratio) the rule reads a table's cell on (inference.on_test_scale). tests/test_power.py
+checks the probability against the real rule (claims.judge_claim) fed the same simulated cells,
+and against a hand computation for one cell."""
 
 from __future__ import annotations
 

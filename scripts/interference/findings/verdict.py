@@ -5,9 +5,11 @@ estimate's verdict is a pair of one-sided tests at ALPHA (findings.inference):
   reproduced       the value lies inside the band (at each finite edge; TOST for two), i.e. the
                    two-sided 1 - 2·ALPHA (90 %) interval lies inside it;
   not reproduced   the value lies outside the band (Bonferroni over two edges);
-  inconclusive     neither, or the samples per side are fewer than MIN_SAMPLES, or the interval
-                   covers iterations only (one run per cell: the run-to-run variation, the larger
-                   part on a shared host, is not in it);
+  inconclusive     neither, or the interval covers iterations only (one run per cell: the
+                   run-to-run variation, the larger part on a shared host, is not in it), or an
+                   interval whose level its table does not state rests on fewer than MIN_SAMPLES
+                   samples a side (too_few_samples: a runs-level interval counts its runs in its
+                   df, at least 2 a side, and its samples add nothing to that);
 each with the reason. How a claim over several cells is read (every, mean, most, some, about) is
 findings.claims; how cells combine, findings.inference. The statistics here are for measures
 the statistics tables do not hold (ratios of two summaries, shares)."""
@@ -24,7 +26,9 @@ from interference.findings.inference import (
     ALPHA,
     DECISION_CONFIDENCE,
     ITERATIONS,
+    RUNS,
     CellEstimate,
+    on_test_scale,
     p_inside,
     p_outside,
 )
@@ -33,6 +37,15 @@ from interference.stats.descriptive import CONFIDENCE
 __all__ = ["ALPHA", "DECISION_CONFIDENCE", "CellEstimate"]
 
 MIN_SAMPLES = 5  # per side of a comparison (the papers' own iterations were 5 to 30)
+
+
+def too_few_samples(n: int, level: str) -> bool:
+    """The samples gate, for intervals whose level is not stated (""). The run is the unit of
+    replication: a runs-level interval rests on at least 2 runs a side and its df counts them,
+    so 3 runs of one long iteration (B's) decide where 2 of 3 short ones would, and an
+    iterations-level one decides nothing whatever its samples (missing_level)."""
+    return level != RUNS and n < MIN_SAMPLES
+
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -99,14 +112,18 @@ class Measure:
     se: float = math.nan
     df: float = math.inf
     level: str = ""
+    log_sign: int = 0  # inference.CellEstimate's: the interval made on log(ratio)
 
     def cell(self) -> CellEstimate:
-        return CellEstimate(self.what, self.estimate, self.low, self.high, self.se, self.df, self.level)
+        return CellEstimate(self.what, self.estimate, self.low, self.high, self.se, self.df, self.level,
+                            log_sign=self.log_sign)  # fmt: skip
 
     @classmethod
     def of(cls, c: CellEstimate, what: str, n: int, **kw) -> Measure:
         """A measure that is one combined cell (findings.inference.linear)."""
-        return cls(what, c.estimate, c.low, c.high, n, se=c.sd, df=c.df, level=c.level, **kw)
+        return cls(
+            what, c.estimate, c.low, c.high, n, se=c.sd, df=c.df, level=c.level, log_sign=c.log_sign, **kw
+        )
 
 
 @dataclass
@@ -132,25 +149,25 @@ def edges_text(band: Band, show) -> str:
 
 def judge(m: Measure, band: Band, show=lambda x: f"{x:g}") -> tuple[str, str]:
     """(verdict, reason) by the rule above; show(x) writes a threshold as the reader knows it."""
-    if m.n < MIN_SAMPLES:
+    if why := missing_level(m.level):
+        return INCONCLUSIVE, why
+    if too_few_samples(m.n, m.level):
         return (
             INCONCLUSIVE,
             f"too few samples: {m.n} on a side, needs at least {MIN_SAMPLES} (more iterations or longer windows)",
         )
-    if why := missing_level(m.level):
-        return INCONCLUSIVE, why
     c = m.cell()
-    se = c.sd
-    if not (np.isfinite(c.estimate) and np.isfinite(se) and se > 0):
+    if not (np.isfinite(c.estimate) and np.isfinite(c.sd) and c.sd > 0):
         return INCONCLUSIVE, "no confidence interval could be computed"
     level = f"{DECISION_CONFIDENCE:.0%}".replace("%", " %")
-    p_in = p_inside(c.estimate, se, c.df, band.low, band.high)
+    t, low_edge, high_edge = on_test_scale(c, band.low, band.high)
+    p_in = p_inside(t.estimate, t.sd, t.df, low_edge, high_edge)
     if p_in <= ALPHA:
         return (
             REPRODUCED,
             f"the {level} CI lies inside the claim's range (one-sided p = {p_in:.2g} at {edges_text(band, show)})",
         )
-    p_out = p_outside(c.estimate, se, c.df, band.low, band.high)
+    p_out = p_outside(t.estimate, t.sd, t.df, low_edge, high_edge)
     if p_out <= ALPHA:
         return NOT_REPRODUCED, f"the value lies outside the claim's range (one-sided p = {p_out:.2g})"
     low, high = c.interval()

@@ -115,8 +115,9 @@ def lead(df: pd.DataFrame) -> str:
         f"neither verdict is wrongly given more than {pct(v.ALPHA, 0, sign=False)} of the time; the "
         f"interval shown is the {pct(v.DECISION_CONFIDENCE, 0, sign=False)} one the test reads. It is "
         f"*{v.REPRODUCED}* or *{v.NOT_REPRODUCED}* when the tests decide, else *{v.INCONCLUSIVE}* "
-        f"(also with fewer than {v.MIN_SAMPLES} samples on a side, or an interval over one run's "
-        f"iterations only), and then says how many more runs would settle it. The table is "
+        f"(also when its interval covers one run's iterations only, or, where its table does not say "
+        f"what it covers, rests on fewer than {v.MIN_SAMPLES} samples a side), and then says how many "
+        f"more runs would settle it. The table is "
         f"results/stats/findings.tsv."
     )
 

@@ -113,23 +113,31 @@ class RatioInterval:
     df: float
 
 
-def moment_se(c: Components, runs: int, iterations: float) -> float:
-    """A mean's relative SE from the untruncated run component: run_moment/r + iteration/(r n),
-    which is MS_runs/(r n) in a balanced design (t with the runs' df is then exact; truncating a
-    negative estimate at 0 made the interval too wide, most where runs vary little beyond their
-    iterations), floored at a tenth of the iterations' part where an unbalanced design would make it
-    negative."""
+ITERATION_FLOOR = 0.5  # of the iterations' part of a mean's variance, the least moment_se gives
+
+
+def moment_se(c: Components, sizes) -> float:
+    """A mean's relative SE over runs of `sizes` iterations each, from the untruncated run
+    component: run_moment·Σwᵢ² + iteration/N, wᵢ = nᵢ/N, the variance of the iteration-weighted
+    mean with a run effect (unbiased whatever the moment's sign). Balanced, Σwᵢ² = 1/r and it is
+    MS_runs/(r·n), whose t with the runs' df is exact; truncating a negative moment at 0 made the
+    interval too wide, most where runs vary little beyond their iterations. Floored at half the
+    iterations' part (ITERATION_FLOOR): with runs of unequal length (an adaptive window's 2 and 8
+    iterations) a tenth let contrasts of two cases cover 88-91 %, half 93-97 %, all of it 95-99 %
+    (simulated, docs/statistics.md#calibration)."""
+    sizes = np.asarray(sizes, float)
+    n_total = sizes.sum()
     moment = c.run_moment if math.isfinite(c.run_moment) else c.run
-    its = c.iteration / (runs * iterations)
-    return math.sqrt(max(moment / runs + its, 0.1 * its))
+    its = c.iteration / n_total
+    return math.sqrt(max(moment * float(((sizes / n_total) ** 2).sum()) + its, ITERATION_FLOOR * its))
 
 
 def ratio_interval(x_runs: list, b_runs: list, c_x: Components, c_b: Components) -> RatioInterval:
     """mean(x) / mean(b) where each side's runs have their own variance components (the same
     object for both: one estimate, its df; two: Welch's df), the interval on the log scale."""
     mx, mb = np.concatenate(x_runs).mean(), np.concatenate(b_runs).mean()
-    se_x = moment_se(c_x, len(x_runs), np.mean([r.size for r in x_runs]))
-    se_b = moment_se(c_b, len(b_runs), np.mean([r.size for r in b_runs]))
+    se_x = moment_se(c_x, [r.size for r in x_runs])
+    se_b = moment_se(c_b, [r.size for r in b_runs])
     df = c_x.df_run if c_x is c_b else welch_df(se_x**2, c_x.df_run, se_b**2, c_b.df_run)
     low, high = ratio_ci(mx / mb, se_x, se_b, df)
     return RatioInterval(mx / mb, low, high, se_x, se_b, c_x.df_run, c_b.df_run, df)

@@ -9,7 +9,9 @@ the rates; benchmarks/bench_verdicts.py prints the tables with more repetitions.
                    and without it, as the rules had it)
   quantifier_error how often "every", "most" and "some" give a verdict the truth contradicts,
                    with every cell on the range's edge (the worst case for either error)
-  settle_promises  how many of the findings a settle factor promises are decided by its runs"""
+  settle_promises  how many of the findings a settle factor promises are decided by its runs
+  edge_error       how often one cell is called reproduced with its true IR on the claim's edge,
+                   tested on the log scale its interval was made on or on the IR's own"""
 
 from __future__ import annotations
 
@@ -42,24 +44,35 @@ class Design:
     iteration_cv: float = 0.08
     run_cv: float = 0.04
     baseline_run_cv: float | None = None
+    # Iterations of each concurrent run in turn where they differ (an adaptive window's: a
+    # slowed member fits fewer); None: `iterations` each.
+    concurrent_iterations: tuple[int, ...] | None = None
 
 
-def samples(design: Design, true_irs: dict[tuple[str, str], float], rng) -> pd.DataFrame:
+def samples(
+    design: Design, true_irs: dict[tuple[str, str], float], rng, higher_is_better: bool = True
+) -> pd.DataFrame:
     """Samples of one target (L) alone (Case 1) and beside partners: true_irs maps (case,
-    partner) to the true IR (higher is better: mean = baseline × (1 + IR))."""
+    partner) to the true IR (higher is better: mean = baseline × (1 + IR); lower is better, a
+    time: baseline × (1 - IR))."""
     rows = []
+    metric, unit = ("gflops", "GFLOPS") if higher_is_better else ("time", "s")
 
     def cell(case, partner, mean, runs, run_cv):
         for r in range(runs):
             effect = 1 + run_cv * rng.standard_normal()
-            values = mean * effect * (1 + design.iteration_cv * rng.standard_normal(design.iterations))
-            rows.extend(("h", "docker", case, "L", partner, "gflops", "GFLOPS", True, x, "ok", True, r + 1, i + 1)
-                        for i, x in enumerate(values))  # fmt: skip
+            n = design.iterations
+            if case != "1" and design.concurrent_iterations:
+                n = design.concurrent_iterations[r % len(design.concurrent_iterations)]
+            values = mean * effect * (1 + design.iteration_cv * rng.standard_normal(n))
+            rows.extend(("h", "docker", case, "L", partner, metric, unit, higher_is_better, x, "ok", True, r + 1,
+                         i + 1) for i, x in enumerate(values))  # fmt: skip
 
     base_cv = design.run_cv if design.baseline_run_cv is None else design.baseline_run_cv
     cell("1", "", 50.0, design.baseline_runs, base_cv)
+    sign = 1 if higher_is_better else -1
     for (case, partner), ir in true_irs.items():
-        cell(case, partner, 50.0 * (1 + ir), design.runs, design.run_cv)
+        cell(case, partner, 50.0 * (1 + sign * ir), design.runs, design.run_cv)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -150,3 +163,23 @@ def settle_promises(
         rows.append({"value": value, "reps": reps, "promised": promised, "kept": kept,
                      "kept_share": kept / promised if promised else math.nan})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def edge_error(
+    design: Design, edge: float, claim: str, higher_is_better: bool, reps: int, seed: int
+) -> dict[str, float]:
+    """One Case 3b cell whose true IR lies on the edge of the claim {claim: edge} ("below" or
+    "above"), through the real statistics and verdict: how often it is called reproduced (wrong:
+    the truth is not inside the open range), tested on the log scale its interval was made on
+    (`log`, the rule) and with the same SE read symmetrically on the IR's scale (`symmetric`, the
+    rule before 2026-11-29)."""
+    rng = np.random.default_rng(seed)
+    band = Band.of({claim: edge})
+    wrong = {"log": 0, "symmetric": 0}
+    for _ in range(reps):
+        table = interference_ratios(samples(design, {("3b", "P"): edge}, rng, higher_is_better))
+        c = ir_cell(table.iloc[0])
+        for name, cell in (("log", c), ("symmetric", replace(c, log_sign=0))):
+            m = Measure.of(mean_of([cell]), "q", 10, by_cell=(cell,))
+            wrong[name] += claims.judge_claim(m, band, claims.MEAN).verdict == REPRODUCED
+    return {k: v / reps for k, v in wrong.items()}

@@ -57,7 +57,8 @@ def cells(ctx, sel: Selector) -> pd.DataFrame:
 def _per_pair(t: pd.DataFrame) -> pd.DataFrame:
     """One cell per host, runtime, case, target and partner: a target's metrics (STREAM's four
     kernels, Bonnie++'s four tests) averaged, so that each pairing weighs the same; and only
-    cells with MIN_SAMPLES on each side, unless none has them (the verdict then says so).
+    cells with a runs-level interval or MIN_SAMPLES on each side, unless none has them (the
+    verdict then says so; verdict.too_few_samples).
     The metrics of one run are correlated by an unknown amount: their standard errors are
     averaged, as if perfectly correlated (the widest their mean's can be), with the fewest
     degrees of freedom and the weakest level of any."""
@@ -71,9 +72,14 @@ def _per_pair(t: pd.DataFrame) -> pd.DataFrame:
     }
     if "ci_level" in t:
         agg["ci_level"] = weakest
+    if "ir_ci_method" in t:  # one metric's interval keeps its scale (checks.log_sign); an average has none
+        agg["ir_ci_method"] = lambda m: m.iloc[0] if len(m) == 1 else ""
+    if "higher_is_better" in t:
+        agg["higher_is_better"] = "first"
     g = t.groupby(key, sort=True, as_index=False).agg(agg)
     g["metric"] = t.groupby(key, sort=True)["metric"].agg(lambda m: ", ".join(sorted(set(m)))).to_numpy()
-    enough = np.minimum(g["n"], g["baseline_n"]) >= MIN_SAMPLES
+    runs_level = g["ci_level"].isin([RUNS_LEVEL, RUNS_PAIRED]) if "ci_level" in g else False
+    enough = (np.minimum(g["n"], g["baseline_n"]) >= MIN_SAMPLES) | runs_level  # verdict.too_few_samples
     return g[enough] if enough.any() else g
 
 

@@ -29,6 +29,20 @@ from interference.studies.pairs.statistics.paired import BLOCKS_PAIRED, RUNS_PAI
 
 # The paired design's blocks lie inside one run: they cover no variation between runs.
 LEVELS = {RUNS_LEVEL: RUNS, RUNS_PAIRED: RUNS, ITERATIONS_LEVEL: ITERATIONS, BLOCKS_PAIRED: ITERATIONS}
+# interference.tsv's t intervals, made on log(ratio) (variance_components.ratio_ci, paired.py).
+LOG_T_METHODS = ("variance_components_t", "paired_t")
+
+
+def log_sign(r) -> int:
+    """The row's inference.CellEstimate.log_sign: its IR's interval a t interval on log(ratio)
+    (+1 where higher is better, IR = ratio - 1; -1 where lower is, IR = 1 - ratio); 0 for a
+    bootstrap's or an average of rows' (cells._per_pair drops the method)."""
+    method, higher = r.get("ir_ci_method"), r.get("higher_is_better")
+    if not (isinstance(method, str) and method.startswith(LOG_T_METHODS)):
+        return 0
+    if isinstance(higher, str):
+        higher = {"true": True, "false": False}.get(higher.lower())
+    return {True: 1, False: -1}.get(bool(higher) if higher in (0, 1) else None, 0)
 
 
 def _finite(x) -> bool:
@@ -49,7 +63,7 @@ def ir_cell(r, label: str | None = None) -> CellEstimate:
     else:
         se, shared = math.nan, ()
     return CellEstimate(label or _label(r), r["ir"], r["ir_ci_low"], r["ir_ci_high"], se, df, level, shared,
-                        ("own", *source[1:]), df_own if _finite(df_own) else math.nan)  # fmt: skip
+                        ("own", *source[1:]), df_own if _finite(df_own) else math.nan, log_sign(r))  # fmt: skip
 
 
 def ir_cells(t: pd.DataFrame) -> tuple[CellEstimate, ...]:
