@@ -301,7 +301,8 @@ def test_method_text_follows_cpu_use_and_recorded_cores(tmp_path, cpu, hosts, sa
     [
         ([80, 81, 79, 80, 80, 81], 2, "reproduced"),  # 003-5: about 80 % (0.7 to 0.9) for small messages
         ([50, 51, 49, 50, 50, 51], 2, "not reproduced"),
-        ([80, 81, 79], 1, "inconclusive"),  # 3 tests: too few on a side
+        ([80, 81, 79], 1, "reproduced"),  # 3 runs of 1 test: a runs-level interval, judged
+        ([80, 81, 79], 0, "inconclusive"),  # the same 3 tests in one run: its iterations only
         ([50, 51, 49, 50, 50, 51], 0, "inconclusive"),  # one run: its iterations only
     ],
 )
