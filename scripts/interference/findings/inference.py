@@ -48,9 +48,9 @@ class CellEstimate:
     df); log_sign where the estimate is a ratio's IR whose interval was made on log(ratio), as
     the pair study's tables make it (+1: IR = ratio - 1, higher is better; -1: IR = 1 - ratio;
     0: the interval is symmetric on the estimate's own scale). A cell with a log_sign is tested
-    where its interval was made (on_test_scale): the same IR-scale SE read symmetrically errs
-    towards the lower side, by up to 1.5 points of error rate at this host's noise (simulated:
-    studies/pairs/findings/calibration.edge_error)."""
+    where its interval was made (on_test_scale), so that its verdict and the interval shown
+    agree (the same SE read symmetrically on the IR's scale sits lower: simulated in
+    studies/pairs/findings/calibration.edge_error, docs/statistics.md#calibration)."""
 
     label: str
     estimate: float
