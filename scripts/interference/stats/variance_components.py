@@ -123,7 +123,7 @@ def moment_se(c: Components, sizes) -> float:
     MS_runs/(r·n), whose t with the runs' df is exact; truncating a negative moment at 0 made the
     interval too wide, most where runs vary little beyond their iterations. Floored at half the
     iterations' part (ITERATION_FLOOR): with runs of unequal length (an adaptive window's 2 and 8
-    iterations) a tenth let contrasts of two cases cover 88-91 %, half 93-97 %, all of it 95-99 %
+    iterations) a tenth let contrasts of two cases cover 88-92 %, half 92-97 %, all of it up to 99 %
     (simulated, docs/statistics.md#calibration)."""
     sizes = np.asarray(sizes, float)
     n_total = sizes.sum()
