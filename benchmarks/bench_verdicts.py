@@ -24,7 +24,7 @@ from interference.studies.pairs.findings import calibration as cal
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=2000)
-    ap.add_argument("--edge-reps", type=int, default=2000, help="reruns per edge case (0: skip the table)")
+    ap.add_argument("--edge-reps", type=int, default=1000, help="reruns per edge case (0: skip the table)")
     a = ap.parse_args(argv)
     start = time.monotonic()
     designs = [  # (name, design, how far apart the cells' true IRs are)

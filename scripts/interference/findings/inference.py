@@ -118,9 +118,9 @@ def on_test_scale(c: CellEstimate, low: float, high: float) -> tuple[CellEstimat
         ratio = 1 + s * x
         return s * math.log(ratio) if ratio > 0 else -s * math.inf
 
-    g = s * _log_ratio(c)
-    se = _log_se(c)
-    mapped = CellEstimate(c.label, g, g - 2 * se, g + 2 * se, se, c.df, c.level)
+    g, se = s * _log_ratio(c), _log_se(c)
+    q = quantile(0.5 + TABLE_CONFIDENCE / 2, c.df)
+    mapped = CellEstimate(c.label, g, g - q * se, g + q * se, se, c.df, c.level)
     return mapped, edge(low), edge(high)
 
 
@@ -183,7 +183,8 @@ def linear(cells: Sequence[CellEstimate], weights: Sequence[float], label: str) 
                        satterthwaite(own_pieces))  # fmt: skip
     if len(cells) == 1 and weights[0] == 1 and cells[0].log_sign:
         out = replace(out, log_sign=cells[0].log_sign)
-        out = replace(out, low=out.interval(TABLE_CONFIDENCE)[0], high=out.interval(TABLE_CONFIDENCE)[1])
+        low, high = out.interval(TABLE_CONFIDENCE)
+        out = replace(out, low=low, high=high)
     return out
 
 

@@ -37,12 +37,11 @@ def log_sign(r) -> int:
     """The row's inference.CellEstimate.log_sign: its IR's interval a t interval on log(ratio)
     (+1 where higher is better, IR = ratio - 1; -1 where lower is, IR = 1 - ratio); 0 for a
     bootstrap's or an average of rows' (cells._per_pair drops the method)."""
-    method, higher = r.get("ir_ci_method"), r.get("higher_is_better")
+    method = r.get("ir_ci_method")
     if not (isinstance(method, str) and method.startswith(LOG_T_METHODS)):
         return 0
-    if isinstance(higher, str):
-        higher = {"true": True, "false": False}.get(higher.lower())
-    return {True: 1, False: -1}.get(bool(higher) if higher in (0, 1) else None, 0)
+    higher = str(r.get("higher_is_better")).strip().lower()  # a bool, its text, or 1.0/0.0
+    return 1 if higher in ("true", "1", "1.0") else -1 if higher in ("false", "0", "0.0") else 0
 
 
 def _finite(x) -> bool:
