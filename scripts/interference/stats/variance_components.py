@@ -48,24 +48,34 @@ class Components:
 def nested(values, cells, runs) -> Components:
     """The components of values (array) given each value's cell and run labels (a run label
     need only be unique within its cell)."""
-    df = pd.DataFrame({"y": np.asarray(values, float), "cell": list(cells), "run": list(runs)})
-    df = df[np.isfinite(df["y"])]
-    df["y"] = df["y"] / df.groupby("cell")["y"].transform("mean")  # relative to the cell's level
-    run_key = ["cell", "run"]
-    run_mean = df.groupby(run_key)["y"].transform("mean")
-    ss_within = float(((df["y"] - run_mean) ** 2).sum())
-    per_run = df.groupby(run_key)["y"].agg(["size", "mean"])
-    cell_of_run = per_run.index.get_level_values("cell")
-    cell_mean = df.groupby("cell")["y"].mean().reindex(cell_of_run).to_numpy()
-    ss_runs = float((per_run["size"] * (per_run["mean"] - cell_mean) ** 2).sum())
-    n_total, n_runs, n_cells = len(df), len(per_run), df["cell"].nunique()
+    # Integer codes and bincount, not a DataFrame's groupby: the calibration simulations call
+    # this thousands of times (docs/statistics.md#calibration).
+    y = np.asarray(values, float)
+    cell_label = pd.factorize(pd.Series(list(cells), dtype=object))[0]
+    run_label = pd.factorize(pd.Series(list(runs), dtype=object))[0]
+    keep = np.isfinite(y)
+    y, cell_label, run_label = y[keep], cell_label[keep], run_label[keep]
+    if y.size == 0:
+        return Components(math.nan, math.nan, 0, 0)
+    cell = pd.factorize(cell_label)[0]
+    run = pd.factorize(cell * (int(run_label.max()) + 1) + run_label)[0]
+    n_cell = np.bincount(cell)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = y / (np.bincount(cell, y) / n_cell)[cell]  # relative to the cell's level
+    n_run = np.bincount(run)
+    run_mean = np.bincount(run, y) / n_run
+    cell_of_run = np.empty(n_run.size, int)
+    cell_of_run[run] = cell
+    cell_mean = np.bincount(cell, y) / n_cell
+    ss_within = float(((y - run_mean[run]) ** 2).sum())
+    ss_runs = float((n_run * (run_mean - cell_mean[cell_of_run]) ** 2).sum())
+    n_total, n_runs, n_cells = y.size, n_run.size, n_cell.size
     df_within, df_runs = n_total - n_runs, n_runs - n_cells
     ms_within = ss_within / df_within if df_within > 0 else math.nan
     if df_runs <= 0:
         return Components(ms_within, math.nan, df_within, 0)
     # n0: the iterations per run of a balanced design with the same expected mean squares.
-    cell_n = df.groupby("cell").size()
-    sum_sq_over_cell = (per_run["size"] ** 2).groupby(level="cell").sum() / cell_n
+    sum_sq_over_cell = np.bincount(cell_of_run, n_run.astype(float) ** 2) / n_cell
     n0 = (n_total - float(sum_sq_over_cell.sum())) / df_runs
     ms_runs = ss_runs / df_runs
     moment = (ms_runs - ms_within) / n0 if np.isfinite(ms_within) else math.nan
