@@ -2,6 +2,8 @@
 one host and runtime read from results/stats, the placements ranked as advise.py ranks them, the
 validation written, and a missing table or an unknown microservice named before anything else."""
 
+import json
+
 import pandas as pd
 import pytest
 from interference.steps import placement
@@ -276,3 +278,30 @@ def test_the_busy_model_reads_the_busy_sweep_and_names_it_when_missing(stats, ca
     # -0.4); the quota sweep would have said 0.5 (IR 0). S has all it wants: as alone, IR 1/0.5 - 1.
     assert got.loc["L", "ir_predicted"] == pytest.approx(0.3 / 0.5 - 1)
     assert got.loc["S", "ir_predicted"] == pytest.approx(1 / 0.5 - 1)
+
+
+def test_a_replicate_drawn_in_the_same_run_order_is_said(stats, tmp_path, capsys):
+    again = tmp_path / "again"
+    measured = pd.read_csv(stats / "pairs/interference.tsv", sep="\t")
+    write(again, "pairs/interference.tsv", measured.assign(ir=[-0.01, 0.0]).to_dict("records"))
+
+    def session(where, order):
+        (where / "environment.json").write_text(json.dumps({"config": {"run_order": order}}))
+
+    args = ["validate", "--stats", str(stats), "--host", "h", "--replicate", str(again)]
+    # The schema's defaults (shuffle, seed 1) in one, written out in the other: the same order.
+    session(stats, {})
+    session(again, {"shuffle": True, "seed": 1})
+    assert placement.main(args) == 0
+    assert "the replicate ran its runs in the same random order (seed 1)" in capsys.readouterr().err
+    session(again, {"seed": 2})
+    assert placement.main(args) == 0
+    assert "same random order" not in capsys.readouterr().err
+    # Unrecorded (an old tree without environment.json): nothing is claimed.
+    (again / "environment.json").unlink()
+    assert placement.main(args) == 0
+    assert "run order" not in capsys.readouterr().err
+    session(stats, {"shuffle": False})
+    session(again, {"shuffle": False, "seed": 7})
+    assert placement.main(args) == 0
+    assert "same sorted order" in capsys.readouterr().err

@@ -26,6 +26,7 @@ the tables of one host and runtime (default: this host, docker); a missing table
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import socket
 import sys
@@ -95,6 +96,30 @@ def measured_of(stats: Path, host: str, runtime: str) -> pd.DataFrame | None:
     table = pd.read_csv(path, sep="\t", dtype={"case": str, "target": str, "partner": str, "metric": str})
     rows = table[(table["host"] == host) & (table["runtime"] == runtime)]
     return rows if not rows.empty else None
+
+
+def run_order_of(stats: Path) -> dict | None:
+    """The run order a session's runs were drawn in (its environment.json's config), if recorded."""
+    path = stats / "environment.json"
+    if not path.exists():
+        return None
+    order = json.loads(path.read_text()).get("config", {}).get("run_order")
+    return {"shuffle": True, "seed": 1, **order} if isinstance(order, dict) else None
+
+
+def same_order_warning(stats: Path, replicate: Path) -> str:
+    """A replicate whose runs came in the measured session's order shares that order's effects
+    (a key measured early in both, on a warming machine, is off the same way in both), so the
+    replicate's MAE understates what measuring again moves: said, not refused."""
+    a, b = run_order_of(stats), run_order_of(replicate)
+    if a is None or b is None or a["shuffle"] != b["shuffle"] or (a["shuffle"] and a["seed"] != b["seed"]):
+        return ""
+    how = f"the same random order (seed {a['seed']})" if a["shuffle"] else "the same sorted order"
+    return (
+        f"note: the replicate ran its runs in {how} as the measured session; a second session "
+        "drawn in another order (config/placement-replicate-2.yaml: run_order seed 2) makes "
+        "the replicate's MAE independent of the order"
+    )
 
 
 def metrics_for(services: list[str], chosen: list[str]) -> dict[str, str]:
@@ -276,6 +301,9 @@ def run_validate(args) -> int:
             raise PlacementError(
                 f"{args.replicate / 'pairs' / 'interference.tsv'} has no measured pairs of this host"
             )
+        warning = same_order_warning(args.stats, args.replicate)
+        if warning:
+            print(warning, file=sys.stderr)
     rows, summary, failed = validate(predicted, measured, first=first, replicate=replicate, name=name)
     out = args.stats / "placement"
     out.mkdir(parents=True, exist_ok=True)
