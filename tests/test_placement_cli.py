@@ -285,8 +285,9 @@ def test_a_replicate_drawn_in_the_same_run_order_is_said(stats, tmp_path, capsys
     measured = pd.read_csv(stats / "pairs/interference.tsv", sep="\t")
     write(again, "pairs/interference.tsv", measured.assign(ir=[-0.01, 0.0]).to_dict("records"))
 
-    def session(where, order):
-        (where / "environment.json").write_text(json.dumps({"config": {"run_order": order}}))
+    def session(where, order, studies=("pairs",)):
+        config = {"run_order": order, "runtimes": ["docker"], "studies": {s: {} for s in studies}}
+        (where / "environment.json").write_text(json.dumps({"config": config}))
 
     args = ["validate", "--stats", str(stats), "--host", "h", "--replicate", str(again)]
     # The schema's defaults (shuffle, seed 1) in one, written out in the other: the same order.
@@ -295,6 +296,10 @@ def test_a_replicate_drawn_in_the_same_run_order_is_said(stats, tmp_path, capsys
     assert placement.main(args) == 0
     assert "the replicate ran its runs in the same random order (seed 1)" in capsys.readouterr().err
     session(again, {"seed": 2})
+    assert placement.main(args) == 0
+    assert "same random order" not in capsys.readouterr().err
+    # The same seed over another set of runs (another study beside) draws another order.
+    session(again, {"seed": 1}, studies=("pairs", "profiling"))
     assert placement.main(args) == 0
     assert "same random order" not in capsys.readouterr().err
     # Unrecorded (an old tree without environment.json): nothing is claimed.

@@ -99,12 +99,19 @@ def measured_of(stats: Path, host: str, runtime: str) -> pd.DataFrame | None:
 
 
 def run_order_of(stats: Path) -> dict | None:
-    """The run order a session's runs were drawn in (its environment.json's config), if recorded."""
+    """What decides the order a session's runs were drawn in (core/run_order.py: the set of runs,
+    from its config's runtimes and studies, and the run_order setting), if its environment.json
+    recorded it."""
     path = stats / "environment.json"
     if not path.exists():
         return None
-    order = json.loads(path.read_text()).get("config", {}).get("run_order")
-    return {"shuffle": True, "seed": 1, **order} if isinstance(order, dict) else None
+    config = json.loads(path.read_text()).get("config", {})
+    order = config.get("run_order")
+    if not isinstance(order, dict):
+        return None
+    order = {"shuffle": True, "seed": 1, **order}
+    return {**order, "seed": order["seed"] if order["shuffle"] else None,
+            "runs": json.dumps([config.get("runtimes"), config.get("studies")], sort_keys=True)}  # fmt: skip
 
 
 def same_order_warning(stats: Path, replicate: Path) -> str:
@@ -112,7 +119,7 @@ def same_order_warning(stats: Path, replicate: Path) -> str:
     (a key measured early in both, on a warming machine, is off the same way in both), so the
     replicate's MAE understates what measuring again moves: said, not refused."""
     a, b = run_order_of(stats), run_order_of(replicate)
-    if a is None or b is None or a["shuffle"] != b["shuffle"] or (a["shuffle"] and a["seed"] != b["seed"]):
+    if a is None or a != b:
         return ""
     how = f"the same random order (seed {a['seed']})" if a["shuffle"] else "the same sorted order"
     return (
