@@ -123,6 +123,6 @@ def test_the_predictor_reads_them_and_predicts_the_pair(workdir):
 
 def test_the_report_shows_the_study_and_nothing_is_left(workdir):
     html = (workdir / "report/paper.html").read_text()
-    assert "Profiles for placement advice: each microservice beside a tunable bubble" in html
+    assert "Profiles for placement advice: each microservice alone, under CPU limits and beside load" in html
     assert "cpu: slowed by the largest bubble" in html  # the profile table of the section
     assert nothing_left() == []

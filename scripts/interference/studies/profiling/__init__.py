@@ -70,7 +70,7 @@ PRESSURE = TableSchema(
 
 class ProfilingStudy(Study):
     name = "profiling"
-    title = "Profiles for placement advice: each microservice beside a tunable bubble"
+    title = "Profiles for placement advice: each microservice alone, under CPU limits and beside load"
     report_section = Path(__file__).parent / "section.qmd"
     run_key = KeyFormat(
         "{case}/{target}/{beside}",
