@@ -66,9 +66,8 @@ def nested(values, cells, runs) -> Components:
     run_mean = np.bincount(run, y) / n_run
     cell_of_run = np.empty(n_run.size, int)
     cell_of_run[run] = cell
-    cell_mean = np.bincount(cell, y) / n_cell
     ss_within = float(((y - run_mean[run]) ** 2).sum())
-    ss_runs = float((n_run * (run_mean - cell_mean[cell_of_run]) ** 2).sum())
+    ss_runs = float((n_run * (run_mean - 1.0) ** 2).sum())  # each cell's mean is 1 now
     n_total, n_runs, n_cells = y.size, n_run.size, n_cell.size
     df_within, df_runs = n_total - n_runs, n_runs - n_cells
     ms_within = ss_within / df_within if df_within > 0 else math.nan

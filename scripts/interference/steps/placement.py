@@ -36,6 +36,8 @@ import numpy as np
 import pandas as pd
 
 from interference.core.microservices import registry
+from interference.core.yaml_files import load_once
+from interference.steps import config as config_step
 from interference.studies.profiling import advice_check, advice_score, cpu_correction, cpu_shares, pinned
 from interference.studies.profiling.advise import advise, cpu_total, placements
 from interference.studies.profiling.predict import predict_units
@@ -109,7 +111,8 @@ def run_order_of(stats: Path) -> dict | None:
     order = config.get("run_order")
     if not isinstance(order, dict):
         return None
-    order = {"shuffle": True, "seed": 1, **order}
+    defaults = load_once(config_step.SCHEMA_PATH)["properties"]["run_order"]["properties"]
+    order = {k: v["default"] for k, v in defaults.items()} | order
     return {**order, "seed": order["seed"] if order["shuffle"] else None,
             "runs": json.dumps([config.get("runtimes"), config.get("studies")], sort_keys=True)}  # fmt: skip
 
