@@ -88,6 +88,15 @@ def test_one_sided_p_values_are_scipys_t_tails():
     assert p == pytest.approx(2 * stats.t.sf(0.04 / 0.01, 10))
 
 
+def test_the_t_quantile_and_tail_are_scipy_stats_t_at_any_df():
+    # inference uses scipy.special (the Snakefile imports it; scipy.stats costs a second a start).
+    for df in (0.5, 1, 2.7, 8, 37.3, 1e6, math.inf):
+        for p in (0.025, 0.5, 0.95, 0.975):
+            assert inf.quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-12)
+        for x in (-3.1, -0.4, 0.0, 1.7, 6.0):
+            assert inf.survival(x, df) == pytest.approx(stats.t.sf(x, df), rel=1e-12, abs=1e-300)
+
+
 def test_the_settle_factors_probability_is_a_monte_carlo_of_the_runs_it_adds():
     margin, se, df, alpha = 0.05, 0.03, 8, 0.05
     f = inf.runs_factor(margin, se, df, alpha, 0.9)

@@ -106,18 +106,13 @@ def test_each_steps_code_inputs_are_its_import_closure():
     stats = names("pairs", "statistics")
     assert not any(n.startswith(("runtimes/", "rendering/", "studies/pairs/execute")) for n in stats), stats
     assert "steps/runner.py" not in names("pairs", "parse")
-    # The closure of one file by hand: verdict.py imports inference.py (no module of ours) and
-    # descriptive.py, which imports the declaration of its columns (described.py, through
-    # table_schema.py), and nothing else of ours.
+    # The closure of one file by hand: verdict.py imports inference.py, which imports no module
+    # of ours (both light: the Snakefile plans with them); power.py adds claims.py and verdict's.
     verdict = PACKAGE / "findings" / "verdict.py"
-    assert code_deps.closure([verdict]) == sorted(
-        [
-            verdict,
-            PACKAGE / "findings" / "inference.py",
-            PACKAGE / "stats" / "descriptive.py",
-            PACKAGE / "stats" / "described.py",
-            PACKAGE / "core" / "table_schema.py",
-        ]
+    assert code_deps.closure([verdict]) == sorted([verdict, PACKAGE / "findings" / "inference.py"])
+    power = PACKAGE / "findings" / "power.py"
+    assert code_deps.closure([power]) == sorted(
+        [power, verdict, PACKAGE / "findings" / "inference.py", PACKAGE / "findings" / "claims.py"]
     )
 
 
@@ -135,3 +130,28 @@ def test_every_module_of_the_package_imports():
         except Exception as e:  # noqa: BLE001 - every failure is reported with its module
             failed[module.name] = repr(e)
     assert failed == {}
+
+
+def test_what_the_snakefile_imports_leaves_out_the_heavy_statistics_libraries():
+    # Every snakemake start (a test's, a Slurm job's, a user's) pays what the workflow imports:
+    # scipy.stats, statsmodels and matplotlib cost about a second each and only rules use them.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from interference import runtimes, studies\n"
+        "from interference.core import code_deps, run_order\n"
+        "from interference.core.microservices import registry\n"
+        "from interference.studies.base import WORKFLOW_TABLES\n"
+        "from interference.host import probe, slurm\n"
+        "from interference.steps import estimate, host_setup, plan, progress, transfer\n"
+        "from interference.stores import durations, image_records, renamed_runtimes\n"
+        "from interference.steps.config import host_configs\n"
+        "from interference.core.runtime_names import RENAMED\n"
+        "studies.registry()\n"
+        "print(sorted(m for m in ('scipy.stats', 'statsmodels', 'matplotlib') if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"

@@ -27,7 +27,9 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 
-from scipy import optimize, stats
+# scipy.special, not scipy.stats: the Snakefile plans with these functions, and scipy.stats's
+# import alone (about a second) would be paid by every snakemake start.
+from scipy import special
 
 # Each side of a verdict is a one-sided test at this level (a claim's range with two edges:
 # both edges at this level to confirm, TOST; each at half of it to refute). The interval that
@@ -125,11 +127,11 @@ def on_test_scale(c: CellEstimate, low: float, high: float) -> tuple[CellEstimat
 
 
 def quantile(p: float, df: float) -> float:
-    return float(stats.t.ppf(p, df) if math.isfinite(df) else stats.norm.ppf(p))
+    return float(special.stdtrit(df, p) if math.isfinite(df) else special.ndtri(p))
 
 
 def survival(x: float, df: float) -> float:
-    return float(stats.t.sf(x, df) if math.isfinite(df) else stats.norm.sf(x))
+    return float(special.stdtr(df, -x) if math.isfinite(df) else special.ndtr(-x))
 
 
 def weakest_level(cells: Sequence[CellEstimate]) -> str:
@@ -246,7 +248,7 @@ def decide_probability(factor: float, margin: float, se: float, df: float, alpha
         return float(margin / se > quantile(1 - alpha, df))
     final_se = se / math.sqrt(factor)
     spread = se * math.sqrt((factor - 1) / factor)
-    return float(stats.norm.cdf((margin - quantile(1 - alpha, df * factor) * final_se) / spread))
+    return float(special.ndtr((margin - quantile(1 - alpha, df * factor) * final_se) / spread))
 
 
 def runs_factor(margin: float, se: float, df: float, alpha: float, assurance: float) -> float:
@@ -262,8 +264,10 @@ def runs_factor(margin: float, se: float, df: float, alpha: float, assurance: fl
         return math.inf
     if decide_probability(1.0 + 1e-9, margin, se, df, alpha) >= assurance:
         return 1.0
+    from scipy.optimize import brentq
+
     return float(
-        optimize.brentq(
+        brentq(
             lambda f: decide_probability(f, margin, se, df, alpha) - assurance, 1.0 + 1e-9, MAX_RUNS_FACTOR
         )
     )

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special  # not scipy.stats: imported while the Snakefile plans (inference.py)
 
 from interference.findings.claims import ABOUT, MEAN, required_cells
 from interference.findings.inference import ALPHA
@@ -121,9 +121,9 @@ def p_shown_inside(x, se, df, band: Band) -> np.ndarray:
     edge), elementwise: small where x is shown inside."""
     ps = []
     if math.isfinite(band.low):
-        ps.append(stats.t.sf((x - band.low) / se, df))
+        ps.append(special.stdtr(df, -(x - band.low) / se))  # t's survival function
     if math.isfinite(band.high):
-        ps.append(stats.t.sf((band.high - x) / se, df))
+        ps.append(special.stdtr(df, -(band.high - x) / se))
     return np.maximum.reduce(ps) if ps else np.zeros_like(x)
 
 

@@ -20,19 +20,19 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from interference.findings.inference import (
     ALPHA,
     DECISION_CONFIDENCE,
     ITERATIONS,
     RUNS,
+    TABLE_CONFIDENCE,
     CellEstimate,
     on_test_scale,
     p_inside,
     p_outside,
+    quantile,
 )
-from interference.stats.descriptive import CONFIDENCE
 
 __all__ = ["ALPHA", "DECISION_CONFIDENCE", "CellEstimate"]
 
@@ -197,7 +197,7 @@ def ratio_from_summaries(m1, sd1, n1, m2, sd2, n2) -> tuple[float, float, float]
     if min(n1, n2) < 2 or m1 <= 0 or m2 <= 0:
         return ratio, math.nan, math.nan
     se = math.sqrt((sd1 / m1) ** 2 / n1 + (sd2 / m2) ** 2 / n2)
-    z = stats.t.ppf(0.5 + CONFIDENCE / 2, min(n1, n2) - 1)
+    z = quantile(0.5 + TABLE_CONFIDENCE / 2, min(n1, n2) - 1)
     return ratio, ratio * math.exp(-z * se), ratio * math.exp(z * se)
 
 
@@ -205,5 +205,5 @@ def share_ci(agree: int, total: int) -> tuple[float, float, float]:
     """A proportion with its Wilson 95 % interval."""
     from statsmodels.stats.proportion import proportion_confint
 
-    low, high = proportion_confint(agree, total, alpha=1 - CONFIDENCE, method="wilson")
+    low, high = proportion_confint(agree, total, alpha=1 - TABLE_CONFIDENCE, method="wilson")
     return agree / total, float(low), float(high)
