@@ -13,7 +13,6 @@ import pandas as pd
 
 from interference.findings import verdict as v
 from interference.rendering.kit.blocks import Block, md
-from interference.rendering.kit.figures.forest import Panel, Row, forest
 from interference.rendering.kit.format import and_list, esc, is_num, num, pct, plural
 from interference.stores.stats_tables import read_tsv
 
@@ -211,6 +210,9 @@ def answer(doc) -> str:
 def forest_block(doc, df: pd.DataFrame) -> Block | None:
     """Every scored finding as a point with the interval its verdict reads, against its claim's
     range as a band, coloured by verdict, grouped by paper: one panel per quantity."""
+    # Here, not at the top: the findings rule imports this module for its values, not matplotlib.
+    from interference.rendering.kit.figures.forest import Panel, Row, forest
+
     scored = df[df["verdict"].isin(list(VERDICT_COLOR)) & df["ours"].map(is_num)]
     if scored.empty:
         return None
