@@ -86,7 +86,8 @@ regression-check: venv
 # the CPU-share model instead (its quota sweep: config/cpu-shares.yaml; PROFILES=its results/stats), and
 # make advise MODEL=cpu-shares advises by it; MODEL=cpu-busy reads the busy sweep instead of the quota
 # sweep (studies.profiling.busy); MODEL=cpu-shares+pinned adds the rest from bubbles pinned
-# to the other core (config/cpu-shares-pinned.yaml).
+# to the other core (config/cpu-shares-pinned.yaml). PROFILES="A/results/stats B/results/stats":
+# several profiling sessions of this host, pooled point by point (cpu-shares and cpu-busy).
 ADVICE_ARGS = --services $(SERVICES) --memory $(or $(MEMORY),4g) \
 	--cores $(if $(filter command line,$(origin CORES)),$(CORES),$(shell nproc)) \
 	$(if $(MODEL),--model $(MODEL)) $(if $(PROFILES),--profiles $(PROFILES))

@@ -375,3 +375,38 @@ def quota_like(ms):
     """A one-thread member that wants a whole core."""
     return SpeedCurve(cores=np.array([1.0, 2.0]), speed=np.array([1.0, 1.0]), speed_draws=np.ones((50, 2)),
                       case1=1.0, case1_draws=np.ones(50), demand=1.0, threads=1)  # fmt: skip
+
+
+# -- profiles of several sessions, pooled ------------------------------------------------------
+def speed_row(case, speed, low, high, cores=np.nan, busy=np.nan, cpu=1.0, ms="Y"):
+    return dict(microservice=ms, metric="computation_time", case=case, cores=cores, busy=busy, speed=speed,
+                ci_low=low, ci_high=high, cpu_cores=cpu, threads=1, runs=1, ci_level="iterations",
+                reason="one run")  # fmt: skip
+
+
+def test_sessions_pool_point_by_point_on_the_log_scale():
+    from interference.findings.pooling import random_effects
+    from interference.studies.profiling.pooled_speed import pooled
+
+    z = np.exp(0.1)  # each interval ×/÷ e^0.1: the same SE on the log scale in both sessions
+    a = pd.DataFrame([speed_row("1", 0.6, 0.6 / z, 0.6 * z), speed_row("1u", 1, 1, 1, cores=2),
+                      speed_row("1k", 0.8, 0.8 / z, 0.8 * z, cores=0.99, busy=1, cpu=0.9),
+                      speed_row("1q", 0.5, 0.45, 0.55, cores=0.5)])  # fmt: skip
+    b = pd.DataFrame([speed_row("1", 1.2, 1.2 / z, 1.2 * z), speed_row("1u", 1, 1, 1, cores=2),
+                      speed_row("1k", 0.9, 0.9 / z, 0.9 * z, cores=0.97, busy=1, cpu=0.8)])  # fmt: skip
+    t = pooled([a, b]).set_index("case")
+    assert len(t) == 4
+    # Equal SEs weigh the sessions equally whatever the between-session variance: the geometric mean.
+    assert t.loc["1", "speed"] == pytest.approx(np.sqrt(0.6 * 1.2))
+    assert t.loc["1k", "speed"] == pytest.approx(np.sqrt(0.8 * 0.9))
+    # Its interval is the random-effects one on log speed (HKSJ, t with 1 df): wider than both.
+    p = random_effects(np.log([0.6, 1.2]), np.log([0.6 / z, 1.2 / z]), np.log([0.6 * z, 1.2 * z]))
+    assert (t.loc["1", "ci_low"], t.loc["1", "ci_high"]) == pytest.approx((np.exp(p.low), np.exp(p.high)))
+    assert t.loc["1", "ci_low"] < 0.6 / z and t.loc["1", "ci_high"] > 1.2 * z
+    assert t.loc["1", "ci_level"] == "sessions" and "2 sessions" in t.loc["1", "reason"]
+    # A busy point is the number of neighbours: its share and CPU use are the sessions' mean.
+    assert t.loc["1k", ["cores", "cpu_cores"]].tolist() == pytest.approx([0.98, 0.85])
+    # 1u is 1 by definition; a point one session measured is that session's.
+    assert t.loc["1u", ["speed", "ci_low", "ci_high"]].tolist() == [1, 1, 1]
+    assert t.loc["1q", ["speed", "ci_low", "ci_high"]].tolist() == [0.5, 0.45, 0.55]
+    assert pooled([a]) is a  # one session: its own table

@@ -3,6 +3,8 @@ tiny synthetic profile and interference tables."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -486,3 +488,24 @@ def test_placements_tied_in_a_draw_share_its_chance_of_being_best():
     ranked = table[table["rank"].notna()]
     assert len(ranked) == 4
     assert ranked["p_best"].to_numpy() == pytest.approx([0.25] * 4)
+
+
+def test_the_figure_draws_a_prediction_outside_its_own_interval():
+    # A point from the point estimates may lie outside the interval of skewed draws (B's random
+    # seeks, pooled over sessions: +195 % with an interval of [-307, 75] %): an empty bar there.
+    rows = validation()
+    rows.loc[rows.ir_predicted.notna().idxmax(), ["ir_predicted", "predicted_low", "predicted_high"]] = [
+        1.95,
+        -3.07,
+        0.75,
+    ]
+    fig = validate.figure(rows)
+    fig.savefig(io.BytesIO(), format="png")
+    spans = {
+        tuple(sorted(np.round(seg[:, 1], 6)))
+        for c in fig.axes[0].collections
+        if hasattr(c, "get_segments")
+        for seg in map(np.asarray, c.get_segments())
+        if len(seg) == 2 and seg[0, 0] == seg[1, 0]  # vertical: a prediction's bar
+    }
+    assert (-307.0, 75.0) in spans  # the interval as it is, the point (195) above it

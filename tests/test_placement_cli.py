@@ -278,6 +278,19 @@ def test_the_busy_model_reads_the_busy_sweep_and_names_it_when_missing(stats, ca
     # -0.4); the quota sweep would have said 0.5 (IR 0). S has all it wants: as alone, IR 1/0.5 - 1.
     assert got.loc["L", "ir_predicted"] == pytest.approx(0.3 / 0.5 - 1)
     assert got.loc["S", "ir_predicted"] == pytest.approx(1 / 0.5 - 1)
+    # A second session of profiles where L ran at 0.48 among busy neighbours: the two pooled (their
+    # intervals are points here, so their geometric mean), L's IR from sqrt(0.3 * 0.48).
+    other = stats.parent / "busy-2"
+    write(other, "profiling/cpu_speed.tsv", [r | {"speed": 0.48, "ci_low": 0.48, "ci_high": 0.48}
+                                             if r["case"] == "1k" and r["microservice"] == "L" else r
+                                             for r in rows])  # fmt: skip
+    assert placement.main(args + [str(other)]) == 0
+    got = pd.read_csv(stats / "placement/validation-cpu-busy.tsv", sep="\t").set_index("target")
+    assert got.loc["L", "ir_predicted"] == pytest.approx((0.3 * 0.48) ** 0.5 / 0.5 - 1)
+    # The bubble model reads one session: several are refused, naming the models that pool them.
+    bubble = ["validate", "--stats", str(stats), "--host", "h", "--profiles", str(profiles), str(other)]
+    assert placement.main(bubble) == 2
+    assert "pooled for the CPU-share models" in capsys.readouterr().err
 
 
 def test_a_replicate_drawn_in_the_same_run_order_is_said(stats, tmp_path, capsys):

@@ -38,7 +38,14 @@ import pandas as pd
 from interference.core.microservices import registry
 from interference.core.yaml_files import load_once
 from interference.steps import config as config_step
-from interference.studies.profiling import advice_check, advice_score, cpu_correction, cpu_shares, pinned
+from interference.studies.profiling import (
+    advice_check,
+    advice_score,
+    cpu_correction,
+    cpu_shares,
+    pinned,
+    pooled_speed,
+)
 from interference.studies.profiling.advise import advise, cpu_total, placements
 from interference.studies.profiling.predict import predict_units
 from interference.studies.profiling.profiles import Profiles
@@ -151,9 +158,9 @@ def advice_of(args) -> tuple[pd.DataFrame, dict[str, str]]:
     if not 2 <= len(args.services) <= 3 or len(set(args.services)) != len(args.services):
         raise PlacementError("--services takes 2 or 3 different microservices")
     metrics = metrics_for(args.services, args.metric)
-    profiles_dir = args.profiles or args.stats
+    profiles_dir = one_profiles_dir(args)
     if args.model in CPU_MODELS:
-        curves = cpu_curves_of(profiles_dir, args.host, args.runtime, SWEEP_OF[args.model])
+        curves = cpu_curves_of(profiles_dirs(args), args.host, args.runtime, SWEEP_OF[args.model])
         higher = {s: next(m.higher_is_better for m in registry()[s].metrics if m.name == metrics[s])
                   for s in args.services}  # fmt: skip
         rest = (
@@ -249,20 +256,39 @@ def run_advise(args) -> int:
     return 0
 
 
-def cpu_curves_of(stats: Path, host: str, runtime: str, sweep: str = "1q") -> dict:
-    path = stats / "profiling" / "cpu_speed.tsv"
-    if not path.exists():
-        raise PlacementError(f"{path} is missing: run the quota sweep first (config/cpu-shares.yaml)")
-    text = {"host": str, "runtime": str, "microservice": str, "metric": str, "case": str}
-    table = one_host(pd.read_csv(path, sep="\t", dtype=text), host, runtime, path)
-    if table.empty or not (table["case"] == sweep).any():
-        what = (
-            "quota sweep (studies.profiling.quotas)"
-            if sweep == "1q"
-            else "busy sweep (studies.profiling.busy)"
-        )
-        raise PlacementError(f"{path} has no {what}")
-    return cpu_shares.curves(table, sweep=sweep)
+def profiles_dirs(args) -> list[Path]:
+    """--profiles (one session's results/stats or several: the CPU models pool them), or --stats."""
+    return list(args.profiles or [args.stats])
+
+
+def one_profiles_dir(args) -> Path:
+    """The one profiles folder the bubble models read (the first, for a CPU model), and an
+    error where a bubble model is given several (only the CPU models' speeds are pooled)."""
+    dirs = profiles_dirs(args)
+    if len(dirs) > 1 and args.model not in SHARE_MODELS:
+        raise PlacementError(f"--model {args.model} reads one session's profiles; several (--profiles "
+                             "A B ...) are pooled for the CPU-share models cpu-shares and cpu-busy")  # fmt: skip
+    return dirs[0]
+
+
+def cpu_curves_of(stats_dirs: list[Path], host: str, runtime: str, sweep: str = "1q") -> dict:
+    """The speed curves from one session's cpu_speed.tsv, or several pooled (pooled_speed.py)."""
+    tables = []
+    for stats in stats_dirs:
+        path = stats / "profiling" / "cpu_speed.tsv"
+        if not path.exists():
+            raise PlacementError(f"{path} is missing: run the quota sweep first (config/cpu-shares.yaml)")
+        text = {"host": str, "runtime": str, "microservice": str, "metric": str, "case": str}
+        table = one_host(pd.read_csv(path, sep="\t", dtype=text), host, runtime, path)
+        if table.empty or not (table["case"] == sweep).any():
+            what = (
+                "quota sweep (studies.profiling.quotas)"
+                if sweep == "1q"
+                else "busy sweep (studies.profiling.busy)"
+            )
+            raise PlacementError(f"{path} has no {what}")
+        tables.append(table)
+    return cpu_shares.curves(pooled_speed.pooled(tables), sweep=sweep)
 
 
 def corrected_by(predicted: pd.DataFrame, curves: dict, args) -> pd.DataFrame:
@@ -279,9 +305,9 @@ def corrected_by(predicted: pd.DataFrame, curves: dict, args) -> pd.DataFrame:
 
 
 def run_validate(args) -> int:
-    profiles_dir = args.profiles or args.stats
+    profiles_dir = one_profiles_dir(args)
     if args.model in CPU_MODELS:
-        curves = cpu_curves_of(profiles_dir, args.host, args.runtime, SWEEP_OF[args.model])
+        curves = cpu_curves_of(profiles_dirs(args), args.host, args.runtime, SWEEP_OF[args.model])
     if args.model not in SHARE_MODELS:
         profiles = profiles_of(profiles_dir, args.host, args.runtime)
     if args.model == PINNED:
@@ -350,7 +376,13 @@ def main(argv=None) -> int:
         help="advise, validate: the bubble model (profile) or the CPU-share model (cpu_shares.py) from the "
         "quota sweep (cpu-shares, cpu-shares+pinned) or the busy sweep (cpu-busy)",
     )
-    ap.add_argument("--profiles", type=Path, help="the profiles' results/stats (default: --stats)")
+    ap.add_argument(
+        "--profiles",
+        type=Path,
+        nargs="+",
+        help="the profiles' results/stats (default: --stats); for cpu-shares and cpu-busy several "
+        "sessions' of this host, pooled point by point (studies/profiling/pooled_speed.py)",
+    )
     ap.add_argument(
         "--correct-from",
         type=Path,

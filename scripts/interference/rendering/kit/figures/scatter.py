@@ -37,22 +37,28 @@ def comparison_scatter(
     """colors / markers: legend entries (label, colour) and (label, marker)."""
     fig = Figure(figsize=(5.6, 4.6), layout="constrained")
     ax = fig.subplots()
-    extent = np.r_[[p.x for p in points], [p.y for p in points],
-                   [0 if np.isnan(p.low) else p.low for p in points],
-                   [0 if np.isnan(p.high) else p.high for p in points],
-                   [0 if np.isnan(p.x_low) else p.x_low for p in points],
-                   [0 if np.isnan(p.x_high) else p.x_high for p in points]]  # fmt: skip
-    lim = max(5.0, float(np.nanmax(np.abs(extent)))) * 1.1
+    centres = np.r_[[p.x for p in points], [p.y for p in points]]
+    ends = np.r_[[0 if np.isnan(p.low) else p.low for p in points],
+                 [0 if np.isnan(p.high) else p.high for p in points],
+                 [0 if np.isnan(p.x_low) else p.x_low for p in points],
+                 [0 if np.isnan(p.x_high) else p.x_high for p in points]]  # fmt: skip
+    # The points set the scale; an interval reaches at most twice as far (a very wide one runs
+    # off the edge rather than shrinking every point to the middle).
+    reach = max(5.0, float(np.nanmax(np.abs(centres))))
+    lim = min(max(reach, float(np.nanmax(np.abs(ends)))), 2 * reach) * 1.1
     ax.axhspan(-negligible, negligible, color="#f0f0f0", zorder=0)
     ax.axvspan(-negligible, negligible, color="#f0f0f0", zorder=0)
     ax.plot([-lim, lim], [-lim, lim], color="#999999", linewidth=0.8, linestyle="--")
     ax.axhline(0, color="#444444", linewidth=0.6)
     ax.axvline(0, color="#444444", linewidth=0.6)
     for p in points:
-        yerr = None if np.isnan(p.low) else [[p.y - p.low], [p.high - p.y]]
-        xerr = None if np.isnan(p.x_low) else [[p.x - p.x_low], [p.x_high - p.x]]
-        ax.errorbar(p.x, p.y, yerr=yerr, xerr=xerr, fmt=p.marker, color=p.color, ecolor="#aaaaaa", elinewidth=0.8,
-                    markersize=6, markeredgecolor="white", markeredgewidth=0.5)  # fmt: skip
+        # Each interval drawn as it is, not as bars from the point: a point may lie outside its
+        # interval (a prediction from the point estimates, its interval from skewed draws).
+        if not np.isnan(p.low):
+            ax.vlines(p.x, p.low, p.high, color="#aaaaaa", linewidth=0.8)
+        if not np.isnan(p.x_low):
+            ax.hlines(p.y, p.x_low, p.x_high, color="#aaaaaa", linewidth=0.8)
+        ax.plot(p.x, p.y, p.marker, color=p.color, markersize=6, markeredgecolor="white", markeredgewidth=0.5)
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
     ax.set_aspect("equal")
