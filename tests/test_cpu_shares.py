@@ -410,3 +410,7 @@ def test_sessions_pool_point_by_point_on_the_log_scale():
     assert t.loc["1u", ["speed", "ci_low", "ci_high"]].tolist() == [1, 1, 1]
     assert t.loc["1q", ["speed", "ci_low", "ci_high"]].tolist() == [0.5, 0.45, 0.55]
     assert pooled([a]) is a  # one session: its own table
+    # A table from before the busy sweep has no busy column: it pools all the same, busy kept.
+    old = a[a["case"] != "1k"].drop(columns="busy")
+    t = pooled([old, b]).set_index("case")
+    assert t.loc["1k", "busy"] == 1 and t.loc["1", "speed"] == pytest.approx(np.sqrt(0.6 * 1.2))

@@ -40,6 +40,8 @@ def pooled(tables: list[pd.DataFrame]) -> pd.DataFrame:
     if len(tables) == 1:
         return tables[0]
     t = pd.concat([tab.assign(session=i) for i, tab in enumerate(tables)], ignore_index=True)
+    if "busy" not in t:  # tables from before the busy sweep (2026-11-28) have no such column
+        t["busy"] = np.nan
     t = t[t["speed"].notna() & (t["speed"] > 0)]
     t = t.assign(point=sweep_point(t))
     rows = []
@@ -56,9 +58,9 @@ def pooled(tables: list[pd.DataFrame]) -> pd.DataFrame:
         elif len(with_ci) == 1:
             speed, low, high = (float(with_ci[c].iloc[0]) for c in ("speed", "ci_low", "ci_high"))
             reason = f"one session of {k} with an interval: {with_ci['reason'].iloc[0]}"
-        else:  # 1u (speed 1 by definition) or points without intervals: their geometric mean
-            speed, low, high = float(np.exp(np.log(g["speed"]).mean())), math.nan, math.nan
-            low, high = (1.0, 1.0) if (g["speed"] == 1).all() else (low, high)
+        else:  # 1u (speed 1 by definition, so its interval too) or points without intervals
+            speed = float(np.exp(np.log(g["speed"]).mean()))
+            low = high = 1.0 if (g["speed"] == 1).all() else math.nan
             reason = f"geometric mean of {k} sessions"
         row.update(
             speed=speed, ci_low=low, ci_high=high, cores=g["cores"].mean(), cpu_cores=g["cpu_cores"].mean(),
@@ -66,4 +68,4 @@ def pooled(tables: list[pd.DataFrame]) -> pd.DataFrame:
             ci_level="sessions" if len(with_ci) >= 2 else row.get("ci_level"), reason=reason,
         )  # fmt: skip
         rows.append(row)
-    return pd.DataFrame(rows, columns=list(tables[0].columns))
+    return pd.DataFrame(rows, columns=[c for c in t.columns if c not in ("session", "point")])
