@@ -239,6 +239,21 @@ def repeated(case, partner, level, runs, n, run_sd, it_sd, rng):
     return out
 
 
+def test_a_cells_runs_are_its_repetitions_in_order_each_sorted_as_a_groupby_gives_them():
+    from interference.stats.variance_components import runs_of
+
+    frame = pd.DataFrame(
+        {"repetition": [3, 1, 3, np.nan, 1, 2, 10], "value": [5.0, 2.0, 4.0, 9.0, 1.0, 7.0, 0.5]}
+    )
+    # By hand: run 1 (2, 1), run 2 (7), run 3 (5, 4), run 10 (0.5); the row without a run left out.
+    assert [r.tolist() for r in runs_of(frame)] == [[1.0, 2.0], [7.0], [4.0, 5.0], [0.5]]
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"repetition": rng.integers(1, 6, 200), "value": rng.normal(size=200)})
+    expected = [np.sort(g.to_numpy()) for _, g in frame.groupby("repetition", sort=True)["value"]]
+    assert all(np.array_equal(a, b) for a, b in zip(runs_of(frame), expected, strict=True))
+    assert runs_of(frame.iloc[:0]) == []
+
+
 def test_with_repeated_runs_the_ir_interval_covers_runs_from_their_variance_components():
     """Three baseline runs and two runs of the case, 8 iterations each. Each side has its own
     components (the baseline's runs, the concurrent cell's), here by the balanced one-way

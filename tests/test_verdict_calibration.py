@@ -88,3 +88,18 @@ def test_a_ratio_cell_on_the_claims_edge_is_called_reproduced_at_most_five_perce
     design = cal.Design(iteration_cv=0.15, run_cv=0.08)
     rate = cal.edge_error(design, -0.3, "below", True, REPS, seed=3)
     assert rate["log"] <= 0.05 + 1.96 * math.sqrt(0.05 * 0.95 / REPS), rate
+
+
+def test_reruns_at_once_give_each_rerun_the_table_of_its_own_call():
+    """The simulations pass their reruns to the statistics at once, one host each: the same IRs
+    as one call per rerun with the same draws."""
+    import numpy as np
+    import pandas as pd
+    from interference.studies.pairs.statistics import interference_ratios
+
+    truth = {("2", "P0"): -0.2, ("3a", "P0"): -0.1}
+    at_once = cal.reruns(cal.Design(), truth, np.random.default_rng(3), 3)
+    rng = np.random.default_rng(3)
+    one_by_one = [interference_ratios(cal.samples(cal.Design(), truth, rng, host=f"h{i}")) for i in range(3)]
+    for a, b in zip(at_once, one_by_one, strict=True):
+        pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))

@@ -18,7 +18,7 @@ import pandas as pd
 
 from interference.stats.descriptive import describe, prepare, valid
 from interference.stats.resampling import relative_change, relative_change_ci
-from interference.stats.variance_components import Components, mean_se, nested, ratio_ci
+from interference.stats.variance_components import Components, mean_se, nested, ratio_ci, runs_of
 from interference.studies.profiling.plan import ALONE_CASES, PROBE, baseline_case
 
 N_RESAMPLES = 2000
@@ -50,11 +50,6 @@ def read(path: Path) -> pd.DataFrame:
 def valid_samples(samples: pd.DataFrame) -> pd.DataFrame:
     """The samples that count: ok, with a value, inside the window beside their partner."""
     return valid(prepare(samples, TEXT)).copy()
-
-
-def runs_of(frame: pd.DataFrame) -> list[np.ndarray]:
-    """A cell's values per run (repetition), each sorted so that a CI depends on values only."""
-    return [np.sort(g.to_numpy()) for _, g in frame.groupby("repetition", sort=True)["value"]]
 
 
 def components(df: pd.DataFrame) -> Components | None:

@@ -27,7 +27,7 @@ from interference.stats.descriptive import CONFIDENCE, describe, prepare
 from interference.stats.descriptive import join as _join
 from interference.stats.descriptive import valid as _valid
 from interference.stats.resampling import relative_change, relative_change_ci
-from interference.stats.variance_components import Components, nested, ratio_interval
+from interference.stats.variance_components import Components, nested, ratio_interval, runs_of
 from interference.studies.pairs import schemas
 from interference.studies.pairs.cases import ALONE_CASES, BASELINE, CONCURRENT_CASES, END, UNLIMITED
 from interference.studies.pairs.statistics import paired
@@ -163,12 +163,6 @@ def runs_measured(c) -> bool:
     (some cell ran twice)."""
     c = getattr(c, "pooled", c)
     return c is not None and c.df_run > 0 and np.isfinite(c.iteration)
-
-
-def runs_of(frame: pd.DataFrame) -> list[np.ndarray]:
-    """A group's values per run (repetition), each sorted: a resample (hence a CI) then depends on
-    the values, not on the row order."""
-    return [np.sort(g.to_numpy()) for _, g in frame.groupby("repetition", sort=True)["value"]]
 
 
 POOLED_SIDE = (
