@@ -254,3 +254,30 @@ def pytest_xdist_make_scheduler(config, log):
 def pytest_collection_modifyitems(config, items):
     rank = {g: i for i, g in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(file_group(item.nodeid), len(rank)))  # stable: a file's order kept
+
+
+@pytest.fixture(scope="session")
+def report_fixture_made(tmp_path_factory, worker_id) -> Path:
+    """The report fixture's stats set (report_fixture.make_fixture, 200 resamples), made once per
+    test run: the test processes share it (it takes 10 s), each file reads its own copy
+    (report_stats_copy)."""
+    from report_fixture import make_fixture
+
+    if worker_id == "master":  # one process: nothing to share
+        return make_fixture(tmp_path_factory.mktemp("report-fixture") / "stats", n_resamples=200)
+    import fcntl
+
+    root = tmp_path_factory.getbasetemp().parent  # this run's, shared by its processes
+    made, done = root / "report-fixture" / "stats", root / "report-fixture.done"
+    with open(root / "report-fixture.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first to come makes it, the others wait
+        if not done.exists():
+            shutil.rmtree(made.parent, ignore_errors=True)
+            make_fixture(made, n_resamples=200)
+            done.touch()
+    return made
+
+
+def report_stats_copy(made: Path, tmp_path_factory) -> Path:
+    """A copy of the shared report fixture that a test may change."""
+    return Path(shutil.copytree(made, tmp_path_factory.mktemp("stats") / "stats"))

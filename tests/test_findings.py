@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import REPO, report_stats_copy
 from interference.findings import verdict as v
 from interference.rendering import findings_section as section
 from interference.rendering.document import Document
@@ -18,7 +18,6 @@ from interference.steps import scorecard as sc
 from interference.steps.statistics import write
 from interference.studies.pairs import statistics
 from interference.studies.pairs.statistics import limit_partner
-from report_fixture import make_fixture
 from scipy import stats
 
 CATALOGUE = REPO / "report/published/findings.yaml"
@@ -456,8 +455,8 @@ def test_each_network_claim_holds_for_the_papers_tables():
 
 
 @pytest.fixture(scope="module")
-def report_stats(tmp_path_factory):
-    return make_fixture(tmp_path_factory.mktemp("stats"), n_resamples=200)
+def report_stats(report_fixture_made, tmp_path_factory):
+    return report_stats_copy(report_fixture_made, tmp_path_factory)
 
 
 def test_the_whole_catalogue_scores_on_the_report_fixture(report_stats):
@@ -484,7 +483,7 @@ def test_the_scorecard_on_the_report_fixture_is_the_stored_one(report_stats):
 # -- our fidelity target -------------------------------------------------------------------------
 
 
-def test_fidelity_counts_a_pairing_once_and_the_abstract_and_findings_say_the_same(tmp_path):
+def test_fidelity_counts_a_pairing_once_and_the_abstract_and_findings_say_the_same(report_stats):
     """Three pairings of paper 000: L beside S with two metrics that the pairing averages (paper
     +10 % and +20 %, ours +5 % and -1 %: +15 % against +2 %, both gains), S beside L (paper -8 %,
     ours +1 %: a loss against none), B beside L (paper +1 %, ours -1 %: both none). 2 of 3 agree;
@@ -507,7 +506,7 @@ def test_fidelity_counts_a_pairing_once_and_the_abstract_and_findings_say_the_sa
     assert (t["ci_low"], t["ci_high"]) == pytest.approx((centre - half, centre + half))
     assert "S beside L: paper -8.0%, ours +1.0%" in t["disagreements"]
     # On the report fixture, the abstract's count is the Findings section's.
-    made = make_fixture(tmp_path / "stats")
+    made = report_stats
     fid = pd.read_csv(made / "pairs/fidelity.tsv", sep="\t", dtype={"paper": str})
     doc = Document(made, PUBLISHED, "test", "pairs")
     findings_text = " ".join(str(b.content) for b in section.blocks(doc))

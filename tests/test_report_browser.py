@@ -14,8 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
-from report_fixture import make_fixture
+from conftest import REPO, report_stats_copy
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
@@ -100,9 +99,9 @@ def screenshot(driver, path, full_page=False):
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
+def rendered(report_fixture_made, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("report")
-    stats = make_fixture(tmp / "stats")
+    stats = report_stats_copy(report_fixture_made, tmp_path_factory)
     out = tmp / "paper.html"
     r = subprocess.run(
         [

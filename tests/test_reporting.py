@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import REPO, report_stats_copy
 from interference.rendering import fallback as render_fallback
 from interference.rendering import render as render_report
 from interference.rendering.document import Document
@@ -20,14 +20,13 @@ from interference.studies.pairs import PUBLISHED_FILES, runs, schemas
 from interference.studies.pairs.section import PairsSection
 from interference.studies.pairs.section.data import eta_band
 from interference.studies.pairs.statistics import published
-from report_fixture import make_fixture
 
 PUBLISHED = REPO / "tests" / "fixtures" / "published"
 
 
 @pytest.fixture(scope="module")
-def stats(tmp_path_factory):
-    return make_fixture(tmp_path_factory.mktemp("stats"), n_resamples=200)
+def stats(report_fixture_made, tmp_path_factory):
+    return report_stats_copy(report_fixture_made, tmp_path_factory)
 
 
 def section(stats, published_dir=PUBLISHED) -> PairsSection:
