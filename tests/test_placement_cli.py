@@ -323,3 +323,11 @@ def test_a_replicate_drawn_in_the_same_run_order_is_said(stats, tmp_path, capsys
     session(again, {"shuffle": False, "seed": 7})
     assert placement.main(args) == 0
     assert "same sorted order" in capsys.readouterr().err
+
+
+def test_the_printed_advice_has_whole_ranks_three_decimals_and_no_negative_zero():
+    table = pd.DataFrame({"rank": [1.0, None], "p_best": [-0.0, 1 / 3], "placement": ["A | B", "A+B"]})
+    text = placement.readable(table).to_string(index=False, na_rep="–")
+    assert text.split("\n")[1].split() == ["1", "0.000", "A", "|", "B"], text
+    assert "0.333" in text and "-0" not in text and "NA" not in text and "None" not in text
+    assert table["p_best"].iloc[1] == 1 / 3  # the table itself keeps every digit

@@ -251,9 +251,22 @@ def run_advise(args) -> int:
     print(f"Placements of {', '.join(args.services)} on {args.cores} cores and {args.memory} "
           f"(metrics: {', '.join(f'{k} {v}' for k, v in metrics.items())}); slowdown = the sum of "
           f"-IR, lower is better, 95 % interval from {covers}; p_best: the chance it is the best:")  # fmt: skip
-    print(shown.to_string(index=False, na_rep="–"))
+    print(readable(shown).to_string(index=False, na_rep="–"))
     print(f"written: {out}")
     return 0
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as printed: ranks as whole numbers, other numbers to 3 decimals, no -0 (the
+    written table keeps every digit)."""
+    table = table.copy()
+    for column in table.select_dtypes("number"):
+        if column == "rank":
+            whole = ["–" if pd.isna(v) else int(v) for v in table[column]]
+            table[column] = pd.Series(whole, index=table.index, dtype=object)
+        else:
+            table[column] = table[column].round(3) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return table
 
 
 def profiles_dirs(args) -> list[Path]:
