@@ -208,9 +208,9 @@ def runtime_leftovers(run_id: str | None = None) -> list[str]:
 SHARED_DAEMONS = {"tests/test_slurm.py": "slurm", "tests/test_slurm_cluster.py": "slurm"}
 LONGEST_FIRST = [
     # The unit phase's longest: the calibration simulations (130 s: in name order they came
-    # last and one process ran them alone, 2026-11-29), then a rendered report in Chromium and
-    # the report fixtures (taken last, the browser test alone kept one process busy 35 s after
-    # the other had finished).
+    # last and one process ran them alone, 2026-11-29; 30-40 s since their reruns go through the
+    # statistics at once), then a rendered report in Chromium and the report fixtures (taken
+    # last, the browser test alone kept one process busy 35 s after the other had finished).
     "tests/test_verdict_calibration.py",
     "tests/test_report_browser.py",
     "tests/test_reporting.py",
