@@ -96,6 +96,17 @@ def nothing_left() -> list[str]:
         return leftover_containers() + runtime_leftovers()
 
 
+def left_by(run_ids) -> list[str]:
+    """What the runs `run_ids` left (their containers, labelled networks and volumes, and every
+    other leftover that names one of them), read under the measurement lock as nothing_left
+    reads. For the exclusive tests: the unit tests beside them start host processes of their
+    own (iperf3 servers, ping-pong services) that nothing_left would count."""
+    with measurement_lock():
+        return sorted(
+            {x for run_id in run_ids for x in leftover_containers(run_id) + runtime_leftovers(run_id)}
+        )
+
+
 def start_run_case(settings: dict, images, meta, stdout=None) -> subprocess.Popen:
     """The generic runner's CLI as the run rule calls it for the pair study, in the background.
     Its first line on stdout, once it holds the measurement lock: "run RUN_ID: ..."."""

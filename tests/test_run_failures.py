@@ -9,10 +9,11 @@ import sys
 
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, nothing_left, requires_engine
+from conftest import REPO, SNAKEMAKE, left_by, requires_engine
 
-# Alone (exclusive): it leaves a labelled container outside any run on purpose, which another
-# test process's check for leftovers would see.
+# Exclusive: it leaves a labelled container outside any run on purpose, which another
+# integration test's check for leftovers would see. The unit tests beside it start host
+# processes of their own, so it checks only its runs' leftovers (left_by).
 pytestmark = [pytest.mark.integration, pytest.mark.exclusive, requires_engine]
 
 
@@ -52,7 +53,7 @@ def test_leftovers_are_reaped_and_a_full_disk_is_one_line(tmp_path):
     assert any("left by run deadbeef0000" in r for r in recorded["reaped_before"]), recorded["reaped_before"]
     log = (tmp_path / "results/logs/run/reaphost/docker/pairs/case1/Y/rep1.log").read_text()
     assert "reaped: container" in log and "deadbeef0000" in log
-    assert not any(notes.glob("*.json")) and nothing_left() == []
+    assert not any(notes.glob("*.json")) and left_by(["deadbeef0000", recorded["run_id"]]) == []
 
     # A full disk: a 16 KiB file system for the run's raw folder.
     disk = tmp_path / "full"
@@ -72,4 +73,5 @@ def test_leftovers_are_reaped_and_a_full_disk_is_one_line(tmp_path):
     assert "Traceback" not in r.stderr
     [line] = [x for x in r.stderr.splitlines() if x.startswith("error:")]
     assert "no space left on the device of" in line and "every finished run is kept" in line
-    assert (tmp_path / meta).exists() and nothing_left() == []
+    [started] = [x.split()[1].rstrip(":") for x in r.stdout.splitlines() if x.startswith("run ")]
+    assert (tmp_path / meta).exists() and left_by([started]) == []
