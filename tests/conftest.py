@@ -1,6 +1,7 @@
 """Shared test helpers: the repository root and a check for a running engine."""
 
 import atexit
+import fcntl
 import json
 import os
 import shutil
@@ -97,14 +98,14 @@ def nothing_left() -> list[str]:
 
 
 def left_by(run_ids) -> list[str]:
-    """What the runs `run_ids` left (their containers, labelled networks and volumes, and every
-    other leftover that names one of them), read under the measurement lock as nothing_left
-    reads. For the exclusive tests: the unit tests beside them start host processes of their
-    own (iperf3 servers, ping-pong services) that nothing_left would count."""
+    """nothing_left, less the host's leftovers that name none of the runs `run_ids` (every
+    container and labelled network or volume still counts). For the exclusive tests: the unit
+    tests beside them start host processes of their own (iperf3 servers, ping-pong services)
+    that nothing_left would count."""
     with measurement_lock():
-        return sorted(
-            {x for run_id in run_ids for x in leftover_containers(run_id) + runtime_leftovers(run_id)}
-        )
+        containers, others = leftover_containers(), runtime_leftovers()
+    named = [x for x in others if x.startswith(("docker ", "podman ")) or any(r in x for r in run_ids)]
+    return containers + named
 
 
 def start_run_case(settings: dict, images, meta, stdout=None) -> subprocess.Popen:
@@ -276,8 +277,6 @@ def report_fixture_made(tmp_path_factory, worker_id) -> Path:
 
     if worker_id == "master":  # one process: nothing to share
         return make_fixture(tmp_path_factory.mktemp("report-fixture") / "stats", n_resamples=200)
-    import fcntl
-
     root = tmp_path_factory.getbasetemp().parent  # this run's, shared by its processes
     made, done = root / "report-fixture" / "stats", root / "report-fixture.done"
     with open(root / "report-fixture.lock", "w") as lock:
