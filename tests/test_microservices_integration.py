@@ -119,17 +119,21 @@ def test_case1_bonnie_uses_and_removes_its_scratch_volume(images, tmp_path):
 
 
 def test_case3b_network_pair_with_servers(images, tmp_path):
-    meta = run(images, tmp_path / "3b/meta.json", "3b", "NS+NR", ["NS", "NR"], window_s=4)
+    meta = run(
+        images, tmp_path / "3b/meta.json", "3b", "NS+NR", ["NS", "NR"], window_s=4, server_cpus="member"
+    )
     roles = sorted(c["role"] for c in meta["containers"])
     assert roles == ["member1", "member2", "server for member1", "server for member2"]
     network = f"interference-{meta['run_id']}-net"
     for c in meta["containers"]:
         argv = c["argv"]
         assert argv[argv.index("--network") + 1] == network
-    servers = {c["name"]: c for c in meta["containers"] if c["role"].startswith("server")}
-    assert all(
-        s["limits_requested"] == {"cpuset": None, "cpus": None, "memory": None} for s in servers.values()
-    )
+    # Each server on its member's core (network_server_cpus: member), and without other limits.
+    servers = {c["role"]: c for c in meta["containers"] if c["role"].startswith("server")}
+    for k, cpuset in ((1, "0"), (2, "1")):
+        server = servers[f"server for member{k}"]
+        assert server["limits_requested"] == {"cpuset": cpuset, "cpus": None, "memory": None}
+        assert server["argv"][server["argv"].index("--cpuset-cpus") + 1] == cpuset
     # Each member measured against its own server, by name, on the run's network.
     members = [c for c in meta["containers"] if c["role"].startswith("member")]
     for k, c in enumerate(members, start=1):

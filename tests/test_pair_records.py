@@ -66,6 +66,36 @@ def test_the_settings_of_a_run_come_from_its_key():
     assert "at_end" not in PAIRS.settings(cfg, "case1/L") and PAIRS.after_all("case1-end/S")
 
 
+def test_a_network_server_runs_on_its_members_cores_where_the_case_gives_it_cores():
+    cfg = validate({"studies": {"pairs": {"microservices": ["NR", "L"], "pairs": ["NR+L"]}}})["studies"][
+        "pairs"
+    ]
+    assert cfg["network_server_cpus"] == "member"  # the default
+    assert PAIRS.settings(cfg, "case3b/NR+L")["server_cpus"] == "member"
+    assert "server_cpus" not in PAIRS.settings(cfg, "case1/L")  # runs without a server: settings unchanged
+
+    def cores_of_servers(key: str, server_cpus=None) -> list:
+        settings = PAIRS.settings(cfg, key)
+        settings.pop("server_cpus")
+        if server_cpus:
+            settings["server_cpus"] = server_cpus
+        run = execute.CaseRun(types.SimpleNamespace(settings=settings, outdir=None))
+        return [run.server_cpuset(k, {}) for k in range(len(run.members))]
+
+    # Case 1 and 3b give each member its own core (cpuset mode), the unlimited cases none.
+    assert cores_of_servers("case1/NR", "member") == ["0"]
+    assert cores_of_servers("case1-end/NR", "member") == ["0"]
+    assert cores_of_servers("case3b/NR+L", "member") == ["0", "1"]
+    assert cores_of_servers("case3b/L+NR", "member") == ["0", "1"]
+    for key in ("case1u/NR", "case2/NR+L", "case3a/NR+L"):
+        assert cores_of_servers(key, "member") == [None] * len(PAIRS.run_of(key).members)
+    # `any`, and the runs recorded before the key (no server_cpus): any core, as then.
+    assert cores_of_servers("case3b/NR+L", "any") == [None, None]
+    assert cores_of_servers("case3b/NR+L") == [None, None]
+    with pytest.raises(Exception, match="network_server_cpus"):
+        validate({"studies": {"pairs": {"microservices": ["NR"], "network_server_cpus": "other"}}})
+
+
 def an_iteration(**changes) -> dict:
     it = {
         "own_cpu_cores": 0.5,

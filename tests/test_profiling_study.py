@@ -558,3 +558,29 @@ def test_the_sections_profile_table_takes_the_largest_bubble_and_the_worst_metri
     assert t.loc["S", "sensitivity_cpu"] == -0.3  # the worse of S's metrics, not placement 2's
     assert t.loc["L", "pressure_cpu"] == 1.5 and t.loc["S", "pressure_memory"] == 64.0
     assert np.isnan(t.loc["L", "pressure_memory"]) and np.isnan(t.loc["L", "sensitivity_disk"])
+
+
+def test_a_network_server_runs_on_its_microservices_cores_where_those_are_limited():
+    from types import SimpleNamespace
+
+    from interference.studies.profiling.execute import ProfilingRunner
+
+    base = profiling_cfg(microservices=["L", "NR"], placements=["3a", "3b"])
+    every = [r.key for r in STUDY.runs(base["studies"]["profiling"])]
+    with_nr = {k for k in every if "NR" in settings(base, k)["sizes"]}
+    assert with_nr and all(settings(base, k)["server_cpus"] == "member" for k in with_nr)
+    assert not any("server_cpus" in settings(base, k) for k in set(every) - with_nr)
+    other = profiling_cfg(microservices=["L", "NR"], placements=["3a", "3b"], network_server_cpus="any")
+    assert {k for k in every if settings(base, k) != settings(other, k)} == with_nr
+
+    def server_cores(key: str, cfg=base) -> str | None:
+        runner = ProfilingRunner(SimpleNamespace(settings=settings(cfg, key)))
+        return runner.server_cpuset("NR", {})
+
+    assert server_cores("1/NR/alone") == "0"  # Case 1: its one core
+    assert server_cores("1u/NR/alone") is None and server_cores("1/NR/alone", other) is None
+    beside_3b = [k for k in with_nr if k.startswith("3b/")]
+    assert beside_3b
+    for key in beside_3b:  # the measured member on the first core, the other on the next
+        assert server_cores(key) == ("0" if settings(base, key)["target"] == "NR" else "1"), key
+    assert all(server_cores(k) is None for k in with_nr if k.startswith("3a/"))

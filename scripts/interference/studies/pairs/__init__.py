@@ -234,6 +234,8 @@ class PairsStudy(Study):
             "sizes": {m: self._sizes(cfg, m) for m in run.members},
             **({"hold": True} if cfg.get("hold") else {}),  # absent otherwise: settings unchanged
         }
+        if any(microservices()[m].server for m in run.members):  # only runs with a server record it
+            out["server_cpus"] = cfg["network_server_cpus"]
         # The stopping rules, only where configured: runs with fixed counts keep their settings.
         adaptive = cfg.get("adaptive", {})
         if case in cases.ALONE_CASES:

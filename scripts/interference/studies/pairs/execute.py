@@ -97,9 +97,18 @@ class CaseRun:
         )
 
     # -- network servers (network microservices measure against a server container) -----
+    def server_cpuset(self, k: int, server: dict) -> str | None:
+        """Member k's cores when the case gives it cores and config network_server_cpus is
+        `member` (a round trip between two vCPUs costs the hypervisor's interrupt); runs from
+        before the key (no server_cpus in their settings) ran their servers on any core."""
+        if self.s.get("server_cpus") == "member":
+            return limits_for(self.key.case, k, self.s["limits"]).get("cpuset") or server.get("cpuset")
+        return server.get("cpuset")
+
     def start_servers(self) -> None:
         """One server container per member that needs one (iperf3 serves one client at a
-        time), outside the measured containers and unlimited, like the papers' netserver."""
+        time), outside the measured containers and without limits, like the papers' netserver;
+        on its member's cores where server_cpuset says so."""
         needing = [k for k, m in enumerate(self.members) if self.ms[m].server]
         if not needing:
             return
@@ -111,7 +120,7 @@ class CaseRun:
                 name=self.ctx.name(f"server{k + 1}"),
                 image=self.ctx.images[self.members[k]]["id"],
                 command=server["command"],
-                cpuset=server.get("cpuset"),
+                cpuset=self.server_cpuset(k, server),
                 network=self.network,
                 labels=self.ctx.labels,
             )

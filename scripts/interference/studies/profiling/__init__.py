@@ -160,6 +160,13 @@ class ProfilingStudy(Study):
                 "description": "a longer window for a slow microservice (B: 25), also as the probe's partner",
             },
             "iteration_timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 300},
+            "network_server_cpus": {
+                "enum": ["member", "any"],
+                "default": "member",
+                "description": "where a network microservice's server runs: on the cores of its "
+                "microservice's container where that is limited to cores (Case 1, placement 3b), or "
+                "on any core (before 2026-11-29); as the pair study's key",
+            },
             "limits": {
                 "type": "object",
                 "additionalProperties": False,
@@ -293,6 +300,8 @@ class ProfilingStudy(Study):
         if run.partner:
             out["partner"] = run.partner
             sizes[run.partner] = dict(cfg["sizes"][run.partner])
+        if any(m in microservices() and microservices()[m].server for m in sizes):  # else unchanged
+            out["server_cpus"] = cfg["network_server_cpus"]
         return {**out, "sizes": sizes}
 
     def fixed_seconds(self, settings: dict) -> float:

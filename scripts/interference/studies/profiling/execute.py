@@ -106,6 +106,19 @@ class ProfilingRunner:
             labels=self.ctx.labels,
         )
 
+    def server_cpuset(self, ms: str, server: dict) -> str | None:
+        """The cores of ms's container where it is limited to cores and config
+        network_server_cpus is `member` (a round trip between two vCPUs costs the hypervisor's
+        interrupt: the pair study's key); else any core, as runs before the key."""
+        if self.s.get("server_cpus") != "member" or "limits" not in self.s:  # unlimited: any core
+            return server.get("cpuset")
+        if self.s["case"] in ALONE_CASES:  # Case 1, its one container
+            index = 0
+        else:  # placement 3b: the container ms is in (run_beside's rule)
+            ids = next(ids for ids in containers(self.run_key()) if ms in ids)
+            index = 0 if self.target in ids else 1
+        return limits_of(self.s["limits"], index).get("cpuset") or server.get("cpuset")
+
     def start_servers(self) -> None:
         """A server container, unlimited and outside the measured ones, for each network
         microservice of the run (as the pair study's)."""
@@ -120,7 +133,7 @@ class ProfilingRunner:
                 name=self.ctx.name(f"server-{m.lower()}"),
                 image=self.ctx.images[m]["id"],
                 command=server["command"],
-                cpuset=server.get("cpuset"),
+                cpuset=self.server_cpuset(m, server),
                 network=self.network,
                 labels=self.ctx.labels,
             )
