@@ -515,6 +515,26 @@ def test_design_sentence_states_what_ran_not_the_config(rep, stats, tmp_path):
     assert "n = 5" in rep.method.sizes_text()
 
 
+def test_where_the_network_servers_ran_is_read_from_the_runs(rep, stats, tmp_path):
+    """run_members.tsv's server_cpuset: no sentence without a server, the cases as recorded."""
+    assert "server" not in rep.method.design_text()
+
+    def served(name, df):
+        if name != "run_members":
+            return df
+        df = df.copy()
+        case = df["key"].str.split("/").str[0].str.removeprefix("case")
+        b = df["microservice"] == "B"
+        df["server_cpuset"] = ""
+        df.loc[b & (case == "1"), "server_cpuset"] = "0"
+        df.loc[b & (case == "3b"), "server_cpuset"] = df.loc[b & (case == "3b"), "read_cpuset"]
+        df.loc[b & case.isin(["2", "3a"]), "server_cpuset"] = "any"
+        return df
+
+    text = section(copy_stats(stats, tmp_path / "s", keep=served)).method.design_text()
+    assert "each network microservice's server (B) ran on its member's cores in Cases 1 and 3b and on any core in Cases 2 and 3a" in text
+
+
 def test_run_order_sentence_reads_the_table_not_the_config(stats, tmp_path):
     """The report states run_order.tsv (the run-facts step's), whatever the config says."""
     other = copy_stats(stats, tmp_path / "o")

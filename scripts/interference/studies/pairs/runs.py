@@ -31,6 +31,15 @@ def _member_container(meta: dict, member: PairMember) -> dict | None:
     return None
 
 
+def _server_cores(meta: dict, member: PairMember) -> str:
+    """The cores the member's network server was given, 'any' when it was not pinned; empty
+    when the member had no server."""
+    for c in meta.get("containers", []):
+        if c.get("role") == f"server for {member.role}":
+            return _text((c.get("limits_requested") or {}).get("cpuset")) or "any"
+    return ""
+
+
 def limits_match(requested: dict, read_back: dict) -> str:
     """'yes' when every requested limit is what the container read back, else what differs;
     'unlimited' when nothing was requested (the container shares the host)."""
@@ -110,6 +119,7 @@ def member_rows(meta: dict) -> list[dict]:
                 **{column: _text(read_back.get(key)) for key, column in READ_BACK.items()},
                 "limits_match": limits_match(requested, read_back),
                 "threads": threads(sizes, read_back),
+                "server_cpuset": _server_cores(meta, member),
             }
         )
     return rows

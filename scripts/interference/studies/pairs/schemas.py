@@ -18,14 +18,16 @@ READ_BACK = {key: f"read_{key}" for key in READ_BACK_KEYS}
 # One row per member of a run (runs.py writes its facts): its workload sizes ('n=5000,
 # threads=0'), iterations and failed ones, the container it ran in (its role: member1, or
 # member1+member2 when shared), the limits as requested and as read back (text, as recorded),
-# whether they match ('yes', 'unlimited' or what differs) and the threads of a multithreaded
-# microservice (empty for the others).
+# whether they match ('yes', 'unlimited' or what differs), the threads of a multithreaded
+# microservice (empty for the others) and the cores its network server was given ('any' when
+# not pinned; empty without a server: config network_server_cpus).
 RUN_MEMBERS = TableSchema(
     RUN_MEMBER,
     TableSchema(sizes=TEXT, iterations=INTEGER, failed=INTEGER, container=TEXT),
     TableSchema(**dict.fromkeys(REQUESTED.values(), TEXT), **dict.fromkeys(READ_BACK.values(), TEXT)),
     limits_match=TEXT,
     threads=INTEGER,
+    server_cpuset=TEXT,
 )
 
 # A cell: one host, runtime, case, target beside partner, and metric.

@@ -123,6 +123,8 @@ class Method(MethodTables):
             parts.append(f"{iterations} (a fresh container each)")
         if concurrent:
             parts.append(f"windows of {and_list(windows) or '–'}")
+        if servers := self.servers_text():
+            parts.append(servers)
         parts.append(self.runs_per_cell())
         parts.append(
             f"an iteration over {timeout} is killed and counted as failed"
@@ -130,6 +132,23 @@ class Method(MethodTables):
             else "an iteration over its timeout (not recorded in runs.tsv) is killed and counted as failed"
         )
         return "; ".join(parts) + "."
+
+    def servers_text(self) -> str:
+        """Where the network microservices' servers ran, per case, as run_members.tsv recorded
+        it (server_cpuset: the cores given, or 'any'); empty without a server or the column
+        (runs from before it)."""
+        m = self.ran_members()
+        if "server_cpuset" not in m or "case" not in m:
+            return ""
+        m = m[m["server_cpuset"].fillna("").astype(str) != ""]
+        if not len(m):
+            return ""
+        pinned = set(m.loc[m["server_cpuset"] != "any", "case"])
+        free = set(m.loc[m["server_cpuset"] == "any", "case"])
+        where = [f"on its member's cores in {_cases([c for c in CASES if c in pinned])}"] if pinned else []
+        where += [f"on any core in {_cases([c for c in CASES if c in free])}"] if free else []
+        names = [x for x in self.ran_microservices() if x in set(m["microservice"])]
+        return f"each network microservice's server ({', '.join(names)}) ran {' and '.join(where)}"
 
     def runs_per_cell(self) -> str:
         """How many runs each cell had, per case, from what ran (runs.tsv), not from the config."""
