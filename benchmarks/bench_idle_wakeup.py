@@ -12,6 +12,11 @@ Conditions, run in a seeded random interleaved order, each `--rounds` times:
   spin-idle    plus one SCHED_IDLE busy loop on each CPU
   spin-normal  plus one ordinary (nice 0) busy loop on each CPU: a CPU-bound partner
 
+The larger part, measured later (benchmarks/bench_rr_placement.py, 2026-11-29): client and
+server on one vCPU take about a tenth of the time they take on two, and a busy partner crowds
+them onto one; the pipeline now puts a network server on its member's cores where the case
+gives it cores (config network_server_cpus).
+
 Prints per condition the transactions/s and mean round trip (the NR parser's metrics), their
 mean over rounds with a t interval, and the ratio to idle; the guest's cpuidle driver is shown
 (none here: idle is HLT).
