@@ -2,6 +2,7 @@
 puts into meta.json, each with one serializer; saved runs (version 0) still read."""
 
 import json
+import os
 import types
 
 import pytest
@@ -66,17 +67,22 @@ def test_the_settings_of_a_run_come_from_its_key():
     assert "at_end" not in PAIRS.settings(cfg, "case1/L") and PAIRS.after_all("case1-end/S")
 
 
-def test_a_network_server_runs_on_its_members_cores_where_the_case_gives_it_cores():
-    cfg = validate({"studies": {"pairs": {"microservices": ["NR", "L"], "pairs": ["NR+L"]}}})["studies"][
-        "pairs"
-    ]
+def test_a_network_server_runs_on_its_members_cores_where_the_case_gives_it_cores(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # whatever the test machine has
+    cfg = validate({"studies": {"pairs": {"microservices": ["NR", "L", "NS"]}}})["studies"]["pairs"]
     assert cfg["network_server_cpus"] == "member"  # the default
     assert PAIRS.settings(cfg, "case3b/NR+L")["server_cpus"] == "member"
-    assert "server_cpus" not in PAIRS.settings(cfg, "case1/L")  # runs without a server: settings unchanged
+    assert PAIRS.settings(cfg, "case1-end/NR")["server_cpus"] == "member"
+    # Settings change only where the rule moves a server, so no other run is made again: runs
+    # without a server, the unlimited cases, and quota mode.
+    assert "server_cpus" not in PAIRS.settings(cfg, "case1/L")
+    for key in ("case1u/NR", "case2/NR+L", "case3a/NR+L", "case2-3a/NR+L+NS"):
+        assert "server_cpus" not in PAIRS.settings(cfg, key), key
+    quota = validate({"studies": {"pairs": {"microservices": ["NR"], "limits": {"cpu_mode": "quota"}}}})
+    assert "server_cpus" not in PAIRS.settings(quota["studies"]["pairs"], "case1/NR")
 
     def cores_of_servers(key: str, server_cpus=None) -> list:
-        settings = PAIRS.settings(cfg, key)
-        settings.pop("server_cpus")
+        settings = {k: v for k, v in PAIRS.settings(cfg, key).items() if k != "server_cpus"}
         if server_cpus:
             settings["server_cpus"] = server_cpus
         run = execute.CaseRun(types.SimpleNamespace(settings=settings, outdir=None))
@@ -94,6 +100,19 @@ def test_a_network_server_runs_on_its_members_cores_where_the_case_gives_it_core
     assert cores_of_servers("case3b/NR+L") == [None, None]
     with pytest.raises(Exception, match="network_server_cpus"):
         validate({"studies": {"pairs": {"microservices": ["NR"], "network_server_cpus": "other"}}})
+
+
+def test_run_members_say_where_each_members_server_ran():
+    """server_cpuset: the cores its server container asked for, 'any' when none, empty without one."""
+    from interference.studies.pairs.runs import member_rows
+
+    meta = json.loads((SAVED / "pairs-case3b-v0" / "meta.json").read_text())
+    assert [r["server_cpuset"] for r in member_rows(meta)] == ["", ""]
+    meta["containers"] += [
+        {"name": "s1", "role": "server for member1", "limits_requested": {"cpuset": "0", "cpus": None}},
+        {"name": "s2", "role": "server for member2", "limits_requested": {"cpuset": None, "cpus": None}},
+    ]
+    assert [r["server_cpuset"] for r in member_rows(meta)] == ["0", "any"]
 
 
 def an_iteration(**changes) -> dict:

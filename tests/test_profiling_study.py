@@ -560,18 +560,21 @@ def test_the_sections_profile_table_takes_the_largest_bubble_and_the_worst_metri
     assert np.isnan(t.loc["L", "pressure_memory"]) and np.isnan(t.loc["L", "sensitivity_disk"])
 
 
-def test_a_network_server_runs_on_its_microservices_cores_where_those_are_limited():
+def test_a_network_server_runs_on_its_microservices_cores_where_those_are_limited(monkeypatch):
     from types import SimpleNamespace
 
     from interference.studies.profiling.execute import ProfilingRunner
 
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # whatever the test machine has
     base = profiling_cfg(microservices=["L", "NR"], placements=["3a", "3b"])
     every = [r.key for r in STUDY.runs(base["studies"]["profiling"])]
     with_nr = {k for k in every if "NR" in settings(base, k)["sizes"]}
-    assert with_nr and all(settings(base, k)["server_cpus"] == "member" for k in with_nr)
-    assert not any("server_cpus" in settings(base, k) for k in set(every) - with_nr)
+    limited = {k for k in with_nr if "limits" in settings(base, k)}  # Case 1 and placement 3b
+    assert limited and all(settings(base, k)["server_cpus"] == "member" for k in limited)
+    # The other runs' settings are unchanged, so they are not made again.
+    assert not any("server_cpus" in settings(base, k) for k in set(every) - limited)
     other = profiling_cfg(microservices=["L", "NR"], placements=["3a", "3b"], network_server_cpus="any")
-    assert {k for k in every if settings(base, k) != settings(other, k)} == with_nr
+    assert {k for k in every if settings(base, k) != settings(other, k)} == limited
 
     def server_cores(key: str, cfg=base) -> str | None:
         runner = ProfilingRunner(SimpleNamespace(settings=settings(cfg, key)))
@@ -580,7 +583,7 @@ def test_a_network_server_runs_on_its_microservices_cores_where_those_are_limite
     assert server_cores("1/NR/alone") == "0"  # Case 1: its one core
     assert server_cores("1u/NR/alone") is None and server_cores("1/NR/alone", other) is None
     beside_3b = [k for k in with_nr if k.startswith("3b/")]
-    assert beside_3b
+    assert beside_3b and set(beside_3b) <= limited
     for key in beside_3b:  # the measured member on the first core, the other on the next
         assert server_cores(key) == ("0" if settings(base, key)["target"] == "NR" else "1"), key
     assert all(server_cores(k) is None for k in with_nr if k.startswith("3a/"))

@@ -532,7 +532,10 @@ def test_where_the_network_servers_ran_is_read_from_the_runs(rep, stats, tmp_pat
         return df
 
     text = section(copy_stats(stats, tmp_path / "s", keep=served)).method.design_text()
-    assert "each network microservice's server (B) ran on its member's cores in Cases 1 and 3b and on any core in Cases 2 and 3a" in text
+    assert (
+        "each network microservice's server (B) ran on its member's cores in Cases 1 and 3b and on any core in Cases 2 and 3a"
+        in text
+    )
 
 
 def test_run_order_sentence_reads_the_table_not_the_config(stats, tmp_path):

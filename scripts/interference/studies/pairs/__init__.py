@@ -234,7 +234,10 @@ class PairsStudy(Study):
             "sizes": {m: self._sizes(cfg, m) for m in run.members},
             **({"hold": True} if cfg.get("hold") else {}),  # absent otherwise: settings unchanged
         }
-        if any(microservices()[m].server for m in run.members):  # only runs with a server record it
+        # Only where the rule moves a server (a member with cores of its own): other runs keep
+        # their settings, so they are not run again.
+        pinned = cases.REGISTRY[case].limited and cfg["limits"]["cpu_mode"] == "cpuset"
+        if pinned and any(microservices()[m].server for m in run.members):
             out["server_cpus"] = cfg["network_server_cpus"]
         # The stopping rules, only where configured: runs with fixed counts keep their settings.
         adaptive = cfg.get("adaptive", {})

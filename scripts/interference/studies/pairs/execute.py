@@ -107,7 +107,8 @@ class CaseRun:
 
     def start_servers(self) -> None:
         """One server container per member that needs one (iperf3 serves one client at a
-        time), outside the measured containers and without limits, like the papers' netserver;
+        time), outside the measured containers and without memory or CPU-time limits, like the
+        papers' netserver;
         on its member's cores where server_cpuset says so."""
         needing = [k for k, m in enumerate(self.members) if self.ms[m].server]
         if not needing:

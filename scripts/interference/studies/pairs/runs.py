@@ -1,7 +1,8 @@
 """The pair study's run facts: its columns of runs.tsv (case, pair, iterations asked for, window
 and iteration timeout given, overlap window, the stopping rule's decision) and its rows of
 run_members.tsv, one per member (workload sizes, iterations, the cgroup limits requested and read
-back inside its container, whether they match, threads; columns in schemas.RUN_MEMBERS)."""
+back inside its container, whether they match, threads, its network server's cores; columns in
+schemas.RUN_MEMBERS)."""
 
 from __future__ import annotations
 

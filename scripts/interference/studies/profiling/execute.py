@@ -120,8 +120,9 @@ class ProfilingRunner:
         return limits_of(self.s["limits"], index).get("cpuset") or server.get("cpuset")
 
     def start_servers(self) -> None:
-        """A server container, unlimited and outside the measured ones, for each network
-        microservice of the run (as the pair study's)."""
+        """A server container, outside the measured ones and without memory or CPU-time limits,
+        for each network microservice of the run (as the pair study's); on its cores where
+        server_cpuset says so."""
         needing = [m for m in dict.fromkeys([self.target, self.other]) if m and self.ms[m].server]
         if not needing:
             return
