@@ -318,3 +318,21 @@ def test_two_saved_sessions_of_one_definition_widen_the_interval_by_their_varian
     width = lambda r: r["change_ci_high"] - r["change_ci_low"]  # noqa: E731
     assert width(pooled.loc["2"]) > 3 * width(alone.loc["2"])
     assert pooled.loc["2", "change"] == alone.loc["2", "change"]
+
+
+def test_a_key_that_changes_no_run_is_not_another_definition():
+    """network_server_cpus (2026-11-29) against a session saved before it: the same definition
+    where no microservice has a server, another where one has (its servers moved)."""
+    then = {"studies": {"pairs": {"microservices": ["L", "S"], "iterations": 3}}}
+    today = {
+        "studies": {"pairs": {"microservices": ["L", "S"], "iterations": 3, "network_server_cpus": "member"}}
+    }
+    assert changes.definition_differences(today, then, "pairs") == [("network_server_cpus", "member", None)]
+    assert changes.study_differences(today, then, "pairs") == []
+    for ms in (["L", "NR"], ["NS"]):
+        then["studies"]["pairs"]["microservices"] = today["studies"]["pairs"]["microservices"] = ms
+        assert changes.study_differences(today, then, "pairs") == [("network_server_cpus", "member", None)]
+    today["studies"]["pairs"]["iterations"] = 5  # any other key still counts
+    today["studies"]["pairs"]["microservices"] = then["studies"]["pairs"]["microservices"] = ["L"]
+    assert changes.study_differences(today, then, "pairs") == [("iterations", 5, 3)]
+    assert changes.study_differences(today, then, "scaling") == []  # a study with nothing inert

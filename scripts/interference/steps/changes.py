@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from interference import studies
 from interference.core.runtime_names import RENAMED, renamed_config
 from interference.stats.descriptive import prepare, valid
 from interference.stats.regression_check import COLUMNS as REGRESSION_COLUMNS
@@ -163,6 +164,15 @@ def _read(path: Path) -> pd.DataFrame:
     return df
 
 
+def study_differences(today: dict, then: dict, study: str) -> list[tuple[str, object, object]]:
+    """definition_differences without the keys that change no run of either config (the
+    study's inert_keys: e.g. where a network server runs, in a config without one)."""
+    kind = studies.registry().get(study)
+    part = lambda config: config.get("studies", {}).get(study, {})  # noqa: E731
+    inert = kind.inert_keys(part(today)) & kind.inert_keys(part(then)) if kind else set()
+    return [d for d in definition_differences(today, then, study) if d[0] not in inert]
+
+
 def compare(
     study: str, samples: pd.DataFrame, summary: pd.DataFrame, environment: dict, session: Session,
     threshold: float, across: bool, summary_dir: Path | None = None, siblings: list[Session] = (),
@@ -174,7 +184,7 @@ def compare(
     columns = FIXED + group + MEASURES
     if study not in session.studies:
         return pd.DataFrame(columns=columns)
-    differ = definition_differences(
+    differ = study_differences(
         environment["config"], renamed_config(session.environment.get("config", {})), study
     )
     if differ and not across:

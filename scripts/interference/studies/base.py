@@ -200,6 +200,11 @@ class Study(abc.ABC):
     def settings(self, cfg: dict, key: str) -> dict:
         """The run's slice of the config: a change reruns exactly the runs it touches."""
 
+    def inert_keys(self, cfg: dict) -> set[str]:
+        """Keys of the study's config part that change none of this config's runs: a saved
+        session whose definition differs from today's only in them is the same definition."""
+        return set()
+
     def finding_needs(self, check: str, args: dict) -> dict | str | None:
         """What one finding's check (with its catalogue args) needs in this study's config part
         (steps/plan.py merges it), a sentence saying why it cannot be planned in one config

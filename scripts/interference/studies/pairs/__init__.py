@@ -263,6 +263,13 @@ class PairsStudy(Study):
             sizes["threads"] = cfg["limits"]["cpus"]
         return sizes
 
+    def inert_keys(self, cfg: dict) -> set[str]:
+        """Where a network server runs changes nothing without a network microservice."""
+        known = microservices()
+        if any(m in known and known[m].server for m in cfg.get("microservices", [])):
+            return set()
+        return {"network_server_cpus"}
+
     def finding_needs(self, check: str, args: dict) -> dict | str:
         return check_registry.CHECKS[check].needs(args)
 
