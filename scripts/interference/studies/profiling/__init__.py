@@ -302,7 +302,7 @@ class ProfilingStudy(Study):
             sizes[run.partner] = dict(cfg["sizes"][run.partner])
         # Only where the rule moves a server (a container with cores of its own): else unchanged.
         pinned = "limits" in out and cfg["limits"]["cpu_mode"] == "cpuset"
-        if pinned and any(m in microservices() and microservices()[m].server for m in sizes):
+        if pinned and any(microservices()[m].server for m in sizes):
             out["server_cpus"] = cfg["network_server_cpus"]
         return {**out, "sizes": sizes}
 

@@ -106,18 +106,20 @@ class ProfilingRunner:
             labels=self.ctx.labels,
         )
 
+    def container_limits(self, ids: list[str]) -> dict:
+        """The limits of the run's container holding ids: Case 1's one container, or in placement
+        3b each container cores of its own, the measured member's the first (as in its limited
+        baseline, Case 1: a probe's pressure compares it on one core); else none."""
+        return limits_of(self.s["limits"], 0 if self.target in ids else 1) if "limits" in self.s else {}
+
     def server_cpuset(self, ms: str, server: dict) -> str | None:
         """The cores of ms's container where it is limited to cores and config
         network_server_cpus is `member` (a round trip between two vCPUs costs the hypervisor's
         interrupt: the pair study's key); else any core, as runs before the key."""
-        if self.s.get("server_cpus") != "member" or "limits" not in self.s:  # unlimited: any core
+        if self.s.get("server_cpus") != "member":
             return server.get("cpuset")
-        if self.s["case"] in ALONE_CASES:  # Case 1, its one container
-            index = 0
-        else:  # placement 3b: the container ms is in (run_beside's rule)
-            ids = next(ids for ids in containers(self.run_key()) if ms in ids)
-            index = 0 if self.target in ids else 1
-        return limits_of(self.s["limits"], index).get("cpuset") or server.get("cpuset")
+        ids = next(ids for ids in containers(self.run_key()) if ms in ids)
+        return self.container_limits(ids).get("cpuset") or server.get("cpuset")
 
     def start_servers(self) -> None:
         """A server container, outside the measured ones and without memory or CPU-time limits,
@@ -149,7 +151,7 @@ class ProfilingRunner:
         return env + loop_command(ms, self.role_dir(ms), first, start, mode, bound, timeout_s)
 
     def run_alone(self) -> None:
-        limits = limits_of(self.s["limits"]) if self.s["case"] == "1" else {}
+        limits = self.container_limits([self.target])  # Case 1's; none unlimited
         if self.s["case"] == QUOTA_CASE:  # a CFS quota only: every core allowed, memory unlimited
             limits = {"cpus": float(self.s["quota"])}
         self.start_spinners()
@@ -180,10 +182,7 @@ class ProfilingRunner:
                 ["sh", "-c", " & ".join(" ".join(a) for a in loops) + " & wait"] if len(ids) > 1 else loops[0]
             )
             name = self.ctx.name(f"c{k + 1}")
-            # Placement 3b: each container limited to cores of its own, the measured member's the
-            # first (as in its limited baseline, Case 1: a probe's pressure compares it on one
-            # core); 2 and 3a unlimited.
-            limits = limits_of(self.s["limits"], 0 if self.target in ids else 1) if "limits" in self.s else {}
+            limits = self.container_limits(ids)  # placement 3b's; 2 and 3a unlimited
             self.ctx.start(self.spec(name, ids, cmd, limits), "+".join(self.role_dir(m) for m in ids))
             names.append(name)
         _, deadline = write_start_file(self.ctx.outdir, self.s["window_s"])
