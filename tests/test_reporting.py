@@ -537,6 +537,20 @@ def test_where_the_network_servers_ran_is_read_from_the_runs(rep, stats, tmp_pat
         in text
     )
 
+    def mixed(name, df):  # one Case 1 run of another rule (another host's, an older version's)
+        df = served(name, df)
+        if name == "run_members":
+            df.loc[
+                df.index[(df["microservice"] == "B") & (df["server_cpuset"] == "0")][:1], "server_cpuset"
+            ] = "any"
+        return df
+
+    text = section(copy_stats(stats, tmp_path / "m", keep=mixed)).method.design_text()
+    assert (
+        "ran on its member's cores in Case 3b and on any core in Cases 2 and 3a and on its member's cores"
+        " in some runs and on any core in others in Case 1" in text
+    )
+
 
 def test_run_order_sentence_reads_the_table_not_the_config(stats, tmp_path):
     """The report states run_order.tsv (the run-facts step's), whatever the config says."""

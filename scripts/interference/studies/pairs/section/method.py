@@ -145,8 +145,17 @@ class Method(MethodTables):
             return ""
         pinned = set(m.loc[m["server_cpuset"] != "any", "case"])
         free = set(m.loc[m["server_cpuset"] == "any", "case"])
-        where = [f"on its member's cores in {_cases([c for c in CASES if c in pinned])}"] if pinned else []
-        where += [f"on any core in {_cases([c for c in CASES if c in free])}"] if free else []
+        # A case under both rules (hosts or runs of another version): said once, as such.
+        both, pinned, free = pinned & free, pinned - free, free - pinned
+        where = [
+            f"{text} in {_cases([c for c in CASES if c in cases])}"
+            for text, cases in (
+                ("on its member's cores", pinned),
+                ("on any core", free),
+                ("on its member's cores in some runs and on any core in others", both),
+            )
+            if cases
+        ]
         names = [x for x in self.ran_microservices() if x in set(m["microservice"])]
         return f"each network microservice's server ({', '.join(names)}) ran {' and '.join(where)}"
 
