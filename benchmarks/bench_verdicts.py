@@ -37,6 +37,7 @@ def main(argv=None) -> int:
             0.0,
         ),
         ("concurrent runs of 2 and 8 iterations, run CV 4 %", cal.Design(concurrent_iterations=(2, 8)), 0.0),
+        *((f"Case 1 and 1u as {t}'s measured", d, 0.0) for t, d in cal.MEASURED_ALONE.items()),
     ]
     rows = []
     for name, design, spread in designs:

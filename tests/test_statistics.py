@@ -304,6 +304,20 @@ def test_with_repeated_runs_the_ir_interval_covers_runs_from_their_variance_comp
     )
 
 
+def test_the_baselines_components_are_case_1s_own_whatever_case_1u_does():
+    """Case 1 and 1u vary differently here (Case 1's runs more, 1u's iterations more:
+    calibration.MEASURED_ALONE), so the baseline's side of an IR reads Case 1's cells alone (with
+    the drift check's): a Case 1u ten times as noisy beside it changes no interval against Case 1."""
+    rng = np.random.default_rng(12)
+    base = [repeated("1", "", 20.0, 3, 6, 0.05, 0.02, rng), repeated("3b", "S", 16.0, 2, 6, 0.05, 0.02, rng)]
+    quiet = one(st.interference_ratios(frame(*base)), case="3b")
+    wild = repeated("1u", "", 30.0, 3, 6, 0.5, 0.3, rng)
+    beside = one(st.interference_ratios(frame(*base, wild)), case="3b")
+    cols = ["ir", "ir_ci_low", "ir_ci_high", "ir_se_baseline", "df_baseline"]
+    assert beside[cols].tolist() == pytest.approx(quiet[cols].tolist())
+    assert quiet["df_baseline"] == 2  # three runs
+
+
 def test_a_means_se_weights_unequal_runs_by_their_iterations():
     """moment_se by hand: the iteration-weighted mean of runs of 2 and 8 iterations has the
     variance run·((2/10)² + (8/10)²) + iteration/10; balanced (5 and 5) it is MS_runs/(r·n)

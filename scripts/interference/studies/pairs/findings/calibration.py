@@ -47,6 +47,22 @@ class Design:
     # Iterations of each concurrent run in turn where they differ (an adaptive window's: a
     # slowed member fits fewer); None: `iterations` each.
     concurrent_iterations: tuple[int, ...] | None = None
+    # The baseline's iteration CV where it differs, and a Case 1u cell (runs, iteration CV, run
+    # CV) beside it: measured here, Case 1's runs differ more than 1u's and its iterations less.
+    baseline_iteration_cv: float | None = None
+    unlimited: tuple[int, float, float] | None = None
+
+
+# Alone cells that vary differently, as measured on this host (2026-11-29, run means' and
+# iterations' SDs of the default's runs): Y (and L) in Case 1 vary 14 % between runs and 3 %
+# within one, in 1u 4 % and 11 %; NR in Case 1 5-15 % and 7-15 %, in 1u 9-53 % and 10-41 % (where
+# the scheduler puts its server). Four baseline runs: three and the drift check's.
+MEASURED_ALONE = {
+    "Y": Design(iterations=3, baseline_runs=4, runs=2, iteration_cv=0.07, run_cv=0.07, baseline_run_cv=0.135,
+                baseline_iteration_cv=0.03, unlimited=(3, 0.11, 0.04)),
+    "NR": Design(iterations=3, baseline_runs=4, runs=2, iteration_cv=0.10, run_cv=0.08, baseline_run_cv=0.05,
+                 baseline_iteration_cv=0.10, unlimited=(3, 0.25, 0.30)),
+}  # fmt: skip
 
 
 def samples(
@@ -62,18 +78,22 @@ def samples(
     rows = []
     metric, unit = ("gflops", "GFLOPS") if higher_is_better else ("time", "s")
 
-    def cell(case, partner, mean, runs, run_cv):
+    def cell(case, partner, mean, runs, run_cv, iteration_cv=design.iteration_cv):
         for r in range(runs):
             effect = 1 + run_cv * rng.standard_normal()
             n = design.iterations
-            if case != "1" and design.concurrent_iterations:
+            if case not in ("1", "1u") and design.concurrent_iterations:
                 n = design.concurrent_iterations[r % len(design.concurrent_iterations)]
-            values = mean * effect * (1 + design.iteration_cv * rng.standard_normal(n))
+            values = mean * effect * (1 + iteration_cv * rng.standard_normal(n))
             rows.extend((host, "docker", case, "L", partner, metric, unit, higher_is_better, x, "ok", True, r + 1,
                          i + 1) for i, x in enumerate(values))  # fmt: skip
 
     base_cv = design.run_cv if design.baseline_run_cv is None else design.baseline_run_cv
-    cell("1", "", 50.0, design.baseline_runs, base_cv)
+    base_it = design.iteration_cv if design.baseline_iteration_cv is None else design.baseline_iteration_cv
+    cell("1", "", 50.0, design.baseline_runs, base_cv, base_it)
+    if design.unlimited:  # its true IR is 0: the limit changes nothing here
+        runs, iteration_cv, run_cv = design.unlimited
+        cell("1u", "", 50.0, runs, run_cv, iteration_cv)
     sign = 1 if higher_is_better else -1
     for (case, partner), ir in true_irs.items():
         cell(case, partner, 50.0 * (1 + sign * ir), design.runs, design.run_cv)
@@ -103,13 +123,16 @@ def coverage(design: Design, k: int, reps: int, seed: int, spread: float = 0.0) 
         shift = spread * (j - (k - 1) / 2) / max(1, k - 1)
         truth[("2", f"P{j}")] = -0.2 + shift
         truth[("3a", f"P{j}")] = -0.1 + shift
-    hits = {"cell": 0, "mean": 0, "mean_independent": 0, "contrast": 0}
+    hits = {"cell": 0, "mean": 0, "mean_independent": 0, "contrast": 0, "unlimited": 0}
     cells_seen = contrasts_seen = 0
     true_mean = float(np.mean([v for (case, _), v in truth.items() if case == "2"]))
     for table in reruns(design, truth, rng, reps):
         cells = {(r["case"], r["partner"]): ir_cell(r) for _, r in table.iterrows()}
         case2 = [cells[("2", f"P{j}")] for j in range(k)]
         for key, c in cells.items():
+            if key[0] == "1u":  # the limit's effect, 0 here (Design.unlimited)
+                hits["unlimited"] += c.low <= 0 <= c.high
+                continue
             hits["cell"] += c.low <= truth[key] <= c.high
             cells_seen += 1
         m, mi = mean_of(case2), mean_of([independent(c) for c in case2])
@@ -119,8 +142,11 @@ def coverage(design: Design, k: int, reps: int, seed: int, spread: float = 0.0) 
             d = linear([cells[("3a", f"P{j}")], cells[("2", f"P{j}")]], [1, -1], "3a - 2")
             hits["contrast"] += d.low <= truth[("3a", f"P{j}")] - truth[("2", f"P{j}")] <= d.high
             contrasts_seen += 1
-    return {"cell": hits["cell"] / cells_seen, "mean": hits["mean"] / reps,
-            "mean_independent": hits["mean_independent"] / reps, "contrast": hits["contrast"] / contrasts_seen}  # fmt: skip
+    out = {"cell": hits["cell"] / cells_seen, "mean": hits["mean"] / reps,
+           "mean_independent": hits["mean_independent"] / reps, "contrast": hits["contrast"] / contrasts_seen}  # fmt: skip
+    if design.unlimited:
+        out["unlimited"] = hits["unlimited"] / reps
+    return out
 
 
 def _cell(rng, value: float, se: float, df: float, label: str) -> CellEstimate:

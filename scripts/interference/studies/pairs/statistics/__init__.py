@@ -127,17 +127,25 @@ ALONE = (*ALONE_CASES, END)
 @dataclass(frozen=True)
 class TargetComponents:
     """A target's variance components (per host, runtime, metric): pooled over all its cells, and
-    for the cells alone (Cases 1, 1u) and the concurrent ones apart, whose runs may vary by
-    different amounts (a partner adds its own run-to-run variation)."""
+    for each kind of cell apart, whose runs vary by different amounts: the baseline (Case 1 with
+    its drift check's runs), Case 1u, the concurrent cells (a partner adds its own run-to-run
+    variation). Measured here: Case 1's fresh pinned containers differ from run to run by 14-16 %
+    (L, Y) with 3-5 % between iterations, 1u's by 4 % with 11-12 % (the scheduler moves it
+    between cores inside a run); pooled into one alone side, Case 1's interval was too narrow
+    (covered 93 %) and 1u's (NR: 87 %) too (docs/statistics.md, "The run is the unit")."""
 
     pooled: Components
-    alone: Components | None
+    baseline: Components | None
+    unlimited: Components | None
     concurrent: Components | None
 
-    def side(self, alone: bool) -> tuple[Components, bool]:
-        """The components of one side of a comparison, and whether they are its own (else the
-        pooled ones: that side's runs alone measure no variance between runs)."""
-        own = self.alone if alone else self.concurrent
+    def side(self, case: str) -> tuple[Components, bool]:
+        """The components of one side of a comparison, the cells of `case`'s kind, and whether
+        they are its own (else the pooled ones: that side's runs alone measure no variance
+        between runs)."""
+        own = {BASELINE: self.baseline, END: self.baseline, UNLIMITED: self.unlimited}.get(
+            case, self.concurrent
+        )
         return (own, True) if runs_measured(own) else (self.pooled, False)
 
 
@@ -149,10 +157,13 @@ def _nested(rows: pd.DataFrame) -> Components | None:
 
 def components_by_target(valid: pd.DataFrame) -> dict[tuple, TargetComponents]:
     """Variance components per host, runtime, target and metric, runs being repetitions
-    (variance_components.nested): pooled over every case and partner, and per side."""
+    (variance_components.nested): pooled over every case and partner, and per kind of cell."""
     return {
         key: TargetComponents(
-            _nested(g), _nested(g[g["case"].isin(ALONE)]), _nested(g[g["case"].isin(CONCURRENT_CASES)])
+            _nested(g),
+            _nested(g[g["case"].isin([BASELINE, END])]),
+            _nested(g[g["case"] == UNLIMITED]),
+            _nested(g[g["case"].isin(CONCURRENT_CASES)]),
         )
         for key, g in valid.groupby(BASE_KEY, sort=False)
     }
@@ -170,13 +181,15 @@ POOLED_SIDE = (
 )
 
 
-def ir_components_ci(x_runs: list, b_runs: list, higher: bool, c: TargetComponents, x_alone: bool = False):
+def ir_components_ci(
+    x_runs: list, b_runs: list, higher: bool, c: TargetComponents, x_case: str, b_case: str = BASELINE
+):
     """The IR's 95 % CI from the variance components: each side's mean with its runs and their
-    iterations (mean_se) and its side's own components (the baseline's alone cells, the
-    concurrent cells), the ratio's interval on the log scale, t with Welch's degrees of freedom.
+    iterations (mean_se) and the components of its own kind of cell (TargetComponents.side),
+    the ratio's interval on the log scale, t with Welch's degrees of freedom.
     Returns (low, high, the RatioInterval, notes)."""
-    c_x, own_x = c.side(x_alone)
-    c_b, own_b = c.side(True)
+    c_x, own_x = c.side(x_case)
+    c_b, own_b = c.side(b_case)
     if not (own_x and own_b):  # one estimate for both sides: the pooled one
         c_x = c_b = c.pooled
     r = ratio_interval(x_runs, b_runs, c_x, c_b)
@@ -259,7 +272,7 @@ def interference_ratios(
         else:
             row["ir"] = ir_value(row["mean"], row["baseline_mean"], higher)
             if runs_measured(c) and min(x.size, b.size) >= 2:
-                low, high, r, notes = ir_components_ci(xr, br, higher, c, x_alone=case in ALONE)
+                low, high, r, notes = ir_components_ci(xr, br, higher, c, case)
                 # The SE in the comparison's own part and the baseline's, by the delta method
                 # (dIR = ±ratio·d log ratio): findings.inference reads the covariance of the IRs
                 # that share a baseline from it.

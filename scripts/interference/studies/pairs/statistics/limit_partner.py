@@ -84,20 +84,20 @@ def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
         )
         row.update({f"{e}_{c}": np.nan for e in EFFECTS for c in ("ir", "ci_low", "ci_high")})
         reasons = []
-        # (effect, samples, its baseline's samples, whether the samples are of a cell alone)
-        wanted = [("total", x, base, False)]
+        # (effect, samples, its baseline's samples, the samples' case, the baseline's)
+        wanted = [("total", x, base, case, BASELINE)]
         if case in UNLIMITED_CASES:
             row["partner_baseline"] = UNLIMITED
             if free:
-                wanted += [("limit", free, base, True), ("partner", x, free, False)]
+                wanted += [("limit", free, base, UNLIMITED, BASELINE), ("partner", x, free, case, UNLIMITED)]
             else:
                 reasons.append(
                     f"no Case {UNLIMITED} samples: the limit's and the partner's effects are not separable"
                 )
         else:
             row["partner_baseline"] = BASELINE
-            wanted.append(("partner", x, base, False))
-        for effect, a_runs, b_runs, alone in wanted:
+            wanted.append(("partner", x, base, case, BASELINE))
+        for effect, a_runs, b_runs, a_case, b_case in wanted:
             a = np.concatenate(a_runs) if a_runs else np.empty(0)
             b = np.concatenate(b_runs) if b_runs else np.empty(0)
             if a.size == 0 or b.size == 0 or b.mean() == 0:
@@ -105,7 +105,7 @@ def split(samples: pd.DataFrame, jobs: int = 1) -> pd.DataFrame:
                 continue
             row[f"{effect}_ir"] = ir_value(a.mean(), b.mean(), higher)
             if runs_measured(comp) and min(a.size, b.size) >= 2:
-                low, high, _, notes = ir_components_ci(a_runs, b_runs, higher, comp, alone)
+                low, high, _, notes = ir_components_ci(a_runs, b_runs, higher, comp, a_case, b_case)
                 row[f"{effect}_ci_low"], row[f"{effect}_ci_high"] = low, high
                 reasons += [f"{effect}: {n}" for n in notes]
             elif min(a.size, b.size) >= 2:
