@@ -29,7 +29,7 @@ from interference.stats.descriptive import valid as _valid
 from interference.stats.resampling import relative_change, relative_change_ci
 from interference.stats.variance_components import Components, nested, ratio_interval, runs_of
 from interference.studies.pairs import schemas
-from interference.studies.pairs.cases import ALONE_CASES, BASELINE, CONCURRENT_CASES, END, UNLIMITED
+from interference.studies.pairs.cases import BASELINE, CONCURRENT_CASES, END, UNLIMITED
 from interference.studies.pairs.statistics import paired
 
 GROUP = schemas.GROUP.columns
@@ -119,9 +119,6 @@ RUNS_LEVEL = "runs and iterations"
 ITERATIONS_LEVEL = "iterations only"
 ONE_RUN = "one run per cell: the interval covers iterations only (run-to-run variation not measured)"
 BASE_KEY = ["host", "runtime", "target", "metric"]
-# The cells of a target alone: its own side of the variance components (the drift check's
-# baseline measured at the end is one).
-ALONE = (*ALONE_CASES, END)
 
 
 @dataclass(frozen=True)
