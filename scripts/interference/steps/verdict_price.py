@@ -142,12 +142,11 @@ def cells_at(paper: pd.Series, pairs_cfg: dict, factor: float, noise_: Noise) ->
     rho = up * (1 + mu) + (1 - up) * (1 - mu)  # the tables' IR is 1 - x/b where lower is better
     var_cell = np.array([noise_.of_run_mean(t, k_cell) for _, t, _ in paper.index]) / r
     var_base = np.array([noise_.of_run_mean(t, k_alone) / b for t in targets])
-    # Each side's variance estimate pools the target's runs of that side (the tables pool every
-    # cell of a target, so they have at least these): its concurrent cells here, and its alone
-    # cells (Case 1, and 1u where the config runs it).
+    # Each side's variance estimate pools the target's runs of that kind (the tables pool every
+    # cell of a target, so they have at least these): its concurrent cells here, and its Case 1
+    # runs (not 1u's, whose runs vary differently: statistics.TargetComponents).
     df_cell = np.array([float(np.sum(r[target == i] - 1)) for i in range(len(targets))])
-    unlimited = cases.repetitions(pairs_cfg, "1u") - 1 if "1u" in pairs_cfg.get("cases", ()) else 0
-    df_base = np.full(len(targets), float(b - 1 + unlimited))
+    df_base = np.full(len(targets), float(b - 1))
     return Cells(mu, rho, target, var_cell, var_base, df_cell, df_base)
 
 
