@@ -7,7 +7,7 @@ ratio's size (1 + μ where higher is better, 1 - μ where lower is: the tables' 
 1 - x/b), the relative errors normal with the variances given (the variance components'
 run/r + iteration/(r·n)), the baseline's shared by every cell of the target (one Case 1 mean
 divides every IR of a target). As in the statistics tables (ir_components_ci), each side's
-variance is estimated, from the target's concurrent runs and its alone runs, with their degrees
+variance is estimated, from the target's concurrent runs and its Case 1 runs, with their degrees
 of freedom: each simulated measurement draws those estimates (σ²·χ²_df/df), a cell's interval is
 t with Welch's df of its two sides, and a mean's is inference.linear's (Satterthwaite's df over
 the pieces, at most the largest piece's). The rule is findings.claims': each cell's one-sided
