@@ -124,9 +124,9 @@ BASE_KEY = ["host", "runtime", "target", "metric"]
 @dataclass(frozen=True)
 class TargetComponents:
     """A target's variance components (per host, runtime, metric): pooled over all its cells, and
-    for each kind of cell apart, whose runs vary by different amounts: the baseline (Case 1, and
-    the drift check's runs where a table reads them: drift.py), Case 1u, the concurrent cells (a partner adds its own run-to-run
-    variation). Measured here: Case 1's fresh pinned containers differ from run to run by 14-16 %
+    for each kind of cell apart, whose runs vary by different amounts: the baseline (Case 1; the
+    drift check's runs count with it where they reach a caller, tables.py drops them before the
+    IR tables), Case 1u, the concurrent cells (a partner adds its own run-to-run variation). Measured here: Case 1's fresh pinned containers differ from run to run by 14-16 %
     (L, Y) with 3-5 % between iterations, 1u's by 4 % with 11-12 % (the scheduler moves it
     between cores inside a run); pooled into one alone side, Case 1's intervals were too narrow
     (Y: covered 92 %) and 1u's too (NR: 92 %) (docs/statistics.md, "The run is the unit")."""
