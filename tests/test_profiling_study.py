@@ -169,9 +169,14 @@ def samples(rows) -> pd.DataFrame:
     return pd.DataFrame(out, columns=SAMPLE_COLUMNS)
 
 
-def table(tmp_path, function, rows) -> pd.DataFrame:
+def table(tmp_path, function, rows, outside=None) -> pd.DataFrame:
+    """function's table from these samples; `outside(samples)`: a mask of those that ran (partly)
+    outside the window beside their partner."""
     path = tmp_path / "samples.tsv"
-    samples(rows).to_csv(path, sep="\t", index=False)
+    df = samples(rows)
+    if outside is not None:
+        df.loc[outside(df), "in_overlap"] = False
+    df.to_csv(path, sep="\t", index=False)
     return function({"samples": path}, 1)
 
 
@@ -439,7 +444,7 @@ def test_case_1_runs_each_iteration_in_a_fresh_limited_container(tmp_path):
     assert rows["metric"].eq("gflops").all() and rows["status"].eq("ok").all()
 
 
-def profiles_from(tmp_path, rows):
+def profiles_from(tmp_path, rows, outside=None):
     """The three tables the statistics step writes from these samples, validated against their
     schemas and read back as predict.py reads them."""
     from interference.studies.profiling.profiles import Profiles
@@ -451,17 +456,14 @@ def profiles_from(tmp_path, rows):
         ("limit_effect", limit_effect),
     ):
         paths[name] = tmp_path / f"{name}.tsv"
-        written = table(tmp_path, function, rows)
+        written = table(tmp_path, function, rows, outside)
         ProfilingStudy.tables[name].schema.validate(written, name)  # as the statistics step does
         written.to_csv(paths[name], sep="\t", index=False)
     return Profiles.read(paths["sensitivity"], paths["pressure"], paths["limit_effect"])
 
 
-def test_the_tables_feed_the_predictor(tmp_path):
-    """sensitivity, pressure and limit_effect as written here are what profiles.py reads and
-    predict.py turns into a pair's IR."""
-    from interference.studies.profiling.predict import predict_group
-
+def pair_profile_rows() -> list:
+    """L and S profiled on CPU in placement 3a, the probe beside bubbles and beside each."""
     rows = [
         ("1", "L", "", "", "", 1, "gflops", True, [9, 11]),
         ("1u", "L", "", "", "", 1, "gflops", True, [10, 12]),
@@ -480,7 +482,15 @@ def test_the_tables_feed_the_predictor(tmp_path):
         rows += [("1u", "Q", r, "", "", 1, f"{r}_rate", True, [99, 101])]
         rows += [("3a", "Q", r, "1", "", 1, f"{r}_rate", True, [79, 81])]
         rows += [("3a", "Q", r, "", p, 1, f"{r}_rate", True, [110, 112]) for p in ("L", "S")]
-    profiles = profiles_from(tmp_path, rows)
+    return rows
+
+
+def test_the_tables_feed_the_predictor(tmp_path):
+    """sensitivity, pressure and limit_effect as written here are what profiles.py reads and
+    predict.py turns into a pair's IR."""
+    from interference.studies.profiling.predict import predict_group
+
+    profiles = profiles_from(tmp_path, pair_profile_rows())
     assert profiles.pressure_of("S", "3a", "cpu")[0] == pytest.approx(0.5)
     predicted = {r["target"]: r for r in predict_group(profiles, "3a", ["L", "S"])}
     # L beside S's pressure 0.5: half way to L's degradation at 1 core, (8.5 - 11)/11, and the
@@ -491,6 +501,33 @@ def test_the_tables_feed_the_predictor(tmp_path):
     assert profiles.has_placement("3a") and not profiles.has_placement("3b")
     in_3b = {r["target"]: r for r in predict_group(profiles, "3b", ["L", "S"])}
     assert in_3b["L"]["ir"] == pytest.approx(0.0)
+
+
+def test_a_microservice_the_probe_has_no_valid_sample_beside_keeps_its_row_and_says_why(tmp_path):
+    """The probe beside S in placement 3a made two iterations, neither inside the window (a short
+    window beside the unit tests' load did so once): pressure.tsv keeps S's row, empty, with the
+    reason, and the prediction of L beside S gives that reason instead of a bare NaN."""
+    from interference.studies.profiling.predict import predict_group
+
+    def beside_s_on_cpu(df):
+        return (df.target == "Q") & (df.partner == "S") & (df.resource == "cpu")
+
+    rows = pair_profile_rows()
+    written = table(tmp_path, pressure, rows, beside_s_on_cpu).set_index(["microservice", "resource"])
+    assert np.isnan(written.loc[("S", "cpu"), "pressure"])
+    assert (
+        written.loc[("S", "cpu"), "note"] == "no valid probe sample beside it: 2 made, 2 outside the window"
+    )
+    assert written.loc[("L", "cpu"), "pressure"] == pytest.approx(1.5)  # L's row as before
+    assert written.loc[("S", "memory"), "pressure"] == 0  # and S's other resources
+    profiles = profiles_from(tmp_path, rows, beside_s_on_cpu)
+    assert profiles.pressure_of("S", "3a", "cpu") is None
+    predicted = {r["target"]: r for r in predict_group(profiles, "3a", ["L", "S"])}
+    assert np.isnan(predicted["L"]["ir"])
+    assert predicted["L"]["reason"] == (
+        "no cpu pressure of S in placement 3a (no valid probe sample beside it: 2 made, 2 outside the window)"
+    )
+    assert np.isfinite(predicted["S"]["ir"])  # S beside L: L's pressure is known
 
 
 def test_case_3b_is_predicted_from_placement_3b_against_the_limited_baselines(tmp_path):

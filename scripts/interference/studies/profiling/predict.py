@@ -143,6 +143,7 @@ def predict_member(
         pressures = [profiles.pressure_of(p, pl, resource) for p, pl in pressing]
         missing += [
             f"no {resource} pressure of {p} in placement {pl}"
+            + (f" ({note})" if (note := profiles.pressure_note(p, pl, resource)) else "")
             for (p, pl), q in zip(pressing, pressures)
             if q is None
         ]

@@ -9,7 +9,10 @@ probe: a rise is noise), is inverted at the probe's degradation beside the micro
 bubble intensity that slows the probe as much. No degradation gives 0; more than the largest
 bubble gives the largest intensity, clipped (`note` says so). The CI is a percentile bootstrap:
 each group's values resampled (its runs' means where every group ran at least twice, else its
-iterations), the whole computation repeated per resample."""
+iterations), the whole computation repeated per resample. A microservice the probe ran beside
+without one valid sample (all outside the window, failed or under steal: e.g. a short window
+beside a slow member) still gets its row, its pressure empty and `note` saying why, so that the
+predictor can say why it cannot predict."""
 
 from __future__ import annotations
 
@@ -18,10 +21,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from interference.stats.descriptive import prepare, valid
 from interference.stats.resampling import relative_change, rng_for
 from interference.studies.profiling.plan import ALONE_CASES, PROBE, baseline_case
 from interference.studies.profiling.profiles import monotone_nonincreasing
-from interference.studies.profiling.statistics import N_RESAMPLES, SEED, read, valid_samples
+from interference.studies.profiling.statistics import N_RESAMPLES, SEED, TEXT, read
 
 COLUMNS = ["host", "runtime", "microservice", "placement", "resource", "pressure", "ci_low", "ci_high",
            "ci_level", "note"]  # fmt: skip
@@ -74,9 +78,29 @@ def pressure_of(alone, bubbles: dict[float, list], beside: list, key: tuple) -> 
     return dict(pressure=value, ci_low=low, ci_high=high, ci_level=level, note=note)
 
 
+def no_valid_note(planned: pd.DataFrame) -> str:
+    """Why the probe's samples beside a microservice give no pressure: how many it made, and why
+    none of them counts (prepare()'s flags)."""
+    n = len(planned)
+    why = [
+        f"{int(planned[flag].sum())} {what}"
+        for flag, what in (
+            ("_outside", "outside the window"),
+            ("_failed", "failed"),
+            ("_stolen", "under steal"),
+        )
+        if planned[flag].any()
+    ]
+    return f"no valid probe sample beside it: {n} made, {', '.join(why)}"
+
+
 def pressure(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
-    df = valid_samples(read(inputs["samples"]))
+    every = prepare(read(inputs["samples"]), TEXT)
+    df = valid(every).copy()
     probe = df[(df["target"] == PROBE) & (df["metric"] == df["resource"] + "_rate")]
+    # The microservices the probe was run beside, whether or not any of its samples there counts.
+    planned = every[(every["target"] == PROBE) & (every["metric"] == every["resource"] + "_rate")]
+    planned = planned[~planned["case"].isin(ALONE_CASES) & (planned["partner"] != "")]
     rows = []
     for (host, runtime, resource), g in probe.groupby(["host", "runtime", "resource"], sort=True):
         for placement, p in g[~g["case"].isin(ALONE_CASES)].groupby("case", sort=True):
@@ -88,17 +112,29 @@ def pressure(inputs: dict[str, Path], jobs: int) -> pd.DataFrame:
                 float(x): [np.sort(r.to_numpy()) for _, r in b.groupby("repetition")["value"]]
                 for x, b in with_bubble.groupby("intensity")
             }
-            for ms, m in p[p["partner"] != ""].groupby("partner", sort=True):
+            here = planned[
+                (planned["host"] == host)
+                & (planned["runtime"] == runtime)
+                & (planned["resource"] == resource)
+                & (planned["case"] == placement)
+            ]
+            for ms in sorted(set(here["partner"])):
+                m = p[p["partner"] == ms]
                 beside = [np.sort(r.to_numpy()) for _, r in m.groupby("repetition")["value"]]
                 ident = dict(
                     host=host, runtime=runtime, microservice=ms, placement=placement, resource=resource
                 )
-                if not alone or not bubbles or not beside:
+                if not beside:
+                    rows.append(
+                        {**ident, "pressure": np.nan, "note": no_valid_note(here[here["partner"] == ms])}
+                    )
+                    continue
+                if not alone or not bubbles:
                     rows.append(
                         {
                             **ident,
                             "pressure": np.nan,
-                            "note": "no valid probe samples alone, beside a bubble or beside it",
+                            "note": "no valid probe samples alone or beside a bubble",
                         }
                     )
                     continue

@@ -142,13 +142,20 @@ class Profiles:
         if key not in self._cache:
             p = self.pressure
             rows = p[(p.microservice == ms) & (p.placement == placement) & (p.resource == resource)]
-            r = None if rows.empty else rows.iloc[0]
+            r = None if rows.empty or not np.isfinite(float(rows.iloc[0].pressure)) else rows.iloc[0]
             self._cache[key] = (
                 None
                 if r is None
                 else (float(r.pressure), np.maximum(self._draws(r.pressure, r.ci_low, r.ci_high, key), 0))
             )
         return self._cache[key]
+
+    def pressure_note(self, ms: str, placement: str, resource: str) -> str:
+        """Why pressure.tsv gives no pressure of a microservice ("" when it has no row at all)."""
+        p = self.pressure
+        rows = p[(p.microservice == ms) & (p.placement == placement) & (p.resource == resource)]
+        note = rows.iloc[0].get("note", "") if len(rows) else ""
+        return note if isinstance(note, str) else ""
 
     def limit_of(self, ms: str, metric: str):
         key = ("limit", ms, metric)
