@@ -166,3 +166,37 @@ def test_the_prior_pools_sessions_by_degrees_of_freedom_and_the_host_wins(tmp_pa
     mine = verdict_price.noise(tmp_path / "results", "me")
     assert mine.run["L"] == 0.5 and mine.source["L"] == "this host's runs"
     assert mine.run["S"] == prior.run["S"] and mine.run["NS"] == prior.run["NS"]
+
+
+def test_each_side_is_priced_with_its_own_components_where_both_rest_on_enough_runs(tmp_path):
+    """The tables' intervals give the baseline (Case 1) and the concurrent cells their own
+    components; so does the price, where this host's table has both on MIN_DF_RUN degrees of
+    freedom, and the pooled ones for both sides where either has fewer."""
+    own = tmp_path / "results" / verdict_price.HOST_TABLE
+    own.parent.mkdir(parents=True)
+    pd.DataFrame({
+        "host": "me", "runtime": "docker", "target": ["L", "L", "Y"], "metric": ["gflops", "gflops2", "t"],
+        "run_var": [0.004, 0.004, 0.004], "iteration_var": [0.006, 0.006, 0.006], "df_run": 20,
+        "baseline_run_var": [0.001, 0.003, 0.001], "baseline_iteration_var": [0.0004, 0.0004, 0.0004],
+        "baseline_df_run": [11, 11, 4],
+        "concurrent_run_var": [0.016, 0.018, 0.016], "concurrent_iteration_var": [0.009, 0.009, 0.009],
+        "concurrent_df_run": [19, 19, 19],
+    }).to_csv(own, sep="\t", index=False)  # fmt: skip
+    mine = verdict_price.noise(tmp_path / "results", "me")
+    # L: each side its own, the mean over its metrics; Y's baseline has 4 df: pooled for both.
+    assert mine.sides[("L", "baseline")] == pytest.approx((0.002, 0.0004))
+    assert mine.sides[("L", "concurrent")] == pytest.approx((0.017, 0.009))
+    assert ("Y", "baseline") not in mine.sides and ("Y", "concurrent") not in mine.sides
+    assert (
+        mine.source["L"] == "this host's runs, each side its own" and mine.source["Y"] == "this host's runs"
+    )
+    cfg = {"iterations": 3, "repetitions": {"1": 3, "2": 2}, "cases": ["1", "2"],
+           "adaptive": {"min_overlap_samples": 4}}  # fmt: skip
+    cells = verdict_price.cells_at(pd.Series({("2", "L", "Y"): -0.2, ("2", "Y", "L"): -0.2}), cfg, 1.0, mine)
+    # By hand: a run's mean of k iterations is run + iteration / k, over the side's runs.
+    assert cells.var_cell == pytest.approx([(0.017 + 0.009 / 4) / 2, (0.004 + 0.006 / 4) / 2])
+    assert cells.var_base == pytest.approx([(0.002 + 0.0004 / 3) / 3, (0.004 + 0.006 / 3) / 3])
+    # A table written before the sides were: the pooled components for both, as before.
+    old = pd.read_csv(own, sep="\t").drop(columns=verdict_price.SIDE_COLUMNS)
+    old.to_csv(own, sep="\t", index=False)
+    assert verdict_price.noise(tmp_path / "results", "me").sides == {}

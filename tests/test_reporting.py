@@ -359,6 +359,27 @@ def test_anova_sentence_names_the_factor_and_its_effect_size(rep):
     assert "matters most" in s and fmt.num(top["partial_eta_sq"], 3) in s
 
 
+def test_the_variance_table_shows_each_sides_cv_between_runs_from_the_table(stats, tmp_path):
+    """The Method's variance table reads each side's components (variance_components.tsv's
+    baseline_* and concurrent_* columns, what the IR intervals use) and changes with them."""
+
+    def sides(baseline_run_var, concurrent_df):
+        def keep(name, df):
+            if name == "variance_components":
+                df = df.assign(baseline_run_var=str(baseline_run_var), baseline_df_run="4",
+                               concurrent_run_var="0.01", concurrent_df_run=str(concurrent_df))  # fmt: skip
+            return df
+
+        r = section(copy_stats(stats, tmp_path / f"v{baseline_run_var}-{concurrent_df}", keep))
+        return "".join(b.content for b in r.method.variance_blocks())
+
+    html = sides(0.0025, 3)
+    assert ">CV between runs, Case 1<" in html and ">CV between runs, concurrent<" in html
+    assert ">5.0 %<" in html and ">10.0 %<" in html  # sqrt(0.0025), sqrt(0.01)
+    other = sides(0.0009, 0)
+    assert ">3.0 %<" in other and ">5.0 %<" not in other and ">10.0 %<" not in other  # df 0: "–"
+
+
 def test_no_published_tables(stats, tmp_path):
     bare = copy_stats(
         stats, tmp_path / "bare", lambda name, df: df.iloc[:0] if name in ("published", "fidelity") else df

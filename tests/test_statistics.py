@@ -381,6 +381,29 @@ def test_the_variance_table_pools_a_targets_cells_and_says_when_runs_were_not_re
     assert once["df_run"] == 0 and "not measured" in once["note"]
 
 
+def test_the_variance_table_gives_each_side_its_own_components_by_hand():
+    """Case 1's runs 10, 12 | 14, 16 | 18, 20 (mean 15) against 3a's 9, 11 | 9, 11 (mean 10), on
+    values relative to their cell's mean. Case 1: within a run +-1/15, MS 6/225 over 3 df;
+    between runs 2 x ((4/15)^2 + 0 + (4/15)^2) = 64/225 over 2 df; so iteration 2/225 and run
+    (32/225 - 2/225) / 2 = 15/225. 3a: within +-1/10, MS 0.04 / 2 = 0.02, equal run means: run 0."""
+    from interference.studies.pairs.statistics.variance import variance_components
+
+    def runs(case, partner, *values):
+        return [{**r, "repetition": k} for k, v in enumerate(values, 1) for r in rows(case, "L", partner, v)]
+
+    df = frame(runs("1", "", [10, 12], [14, 16], [18, 20]), runs("3a", "S", [9, 11], [9, 11]))
+    r = variance_components(df).iloc[0]
+    assert r["baseline_iteration_var"] == pytest.approx(2 / 225)
+    assert r["baseline_run_var"] == pytest.approx(15 / 225) and r["baseline_df_run"] == 2
+    assert r["concurrent_iteration_var"] == pytest.approx(0.02)
+    assert r["concurrent_run_var"] == 0 and r["concurrent_df_run"] == 1
+    # The pooled components are the two cells' together: neither side's.
+    assert r["df_run"] == 3 and r["run_var"] not in (pytest.approx(15 / 225), 0)
+    # A target without concurrent cells: that side empty, with no degrees of freedom.
+    alone = variance_components(frame(runs("1", "", [10, 12], [14, 16]))).iloc[0]
+    assert np.isnan(alone["concurrent_run_var"]) and alone["concurrent_df_run"] == 0
+
+
 def test_ir_zero_variance_falls_back_to_percentile():
     df = frame(rows("1", "L", "", [10.0] * 5), rows("2", "L", "S", [12.0] * 5))
     r = one(st.interference_ratios(df), case="2")

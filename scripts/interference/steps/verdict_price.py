@@ -7,8 +7,12 @@ the config's, for the least F of FACTORS at which the verdict rule reproduces it
 `decision_power` (findings.power). The noise of one run's mean is the variance components' (run
 + iteration / iterations, relative, the mean over a target's metrics): this host's own
 (results/stats/pairs/variance_components.tsv, a target with at least MIN_DF_RUN degrees of freedom
-between runs), else the prior measured on this project's reference VM (containers/noise-prior.tsv,
-pooled over its sessions by `python -m interference.steps.verdict_price --pool TREE...`). A
+between runs), each side of its IRs with its own components where both the baseline's and the
+concurrent cells' rest on MIN_DF_RUN degrees of freedom, as the tables' intervals read them
+(statistics.TargetComponents; on 2026-12-01 L's concurrent runs varied by 12.7 %, its Case 1
+runs by 5.7 %), else the target's pooled ones for both; else the prior measured on this
+project's reference VM (containers/noise-prior.tsv, pooled over its sessions by `python -m
+interference.steps.verdict_price --pool TREE...`), one figure for both sides. A
 finding without the paper's cells (a contrast, a check over every pair) has no price; one that
 no factor up to the largest decides is priced at the config's runs and planned last. The price is
 a power under the paper's values: where this host differs from the paper, `make settle` looks
@@ -36,16 +40,25 @@ FACTORS = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 MIN_DF_RUN = 5
 
 
+BASELINE_SIDE, CONCURRENT_SIDE = "baseline", "concurrent"
+
+
 @dataclass(frozen=True)
 class Noise:
     """Per target: the relative variance components of a run's mean (run, iteration) and where
-    they come from."""
+    they come from; `sides`: (run, iteration) per (target, side) where each side has its own."""
 
     run: dict[str, float] = field(default_factory=dict)
     iteration: dict[str, float] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)
+    sides: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
 
-    def of_run_mean(self, target: str, iterations: float) -> float | None:
+    def of_run_mean(self, target: str, iterations: float, side: str | None = None) -> float | None:
+        """The relative variance of one run's mean of `iterations` iterations: the side's own
+        components where it has them, else the target's."""
+        if (target, side) in self.sides:
+            run, iteration = self.sides[(target, side)]
+            return run + iteration / iterations
         if target not in self.run:
             return None
         return self.run[target] + self.iteration[target] / iterations
@@ -81,9 +94,37 @@ def noise(results: Path, host: str, runtime: str = "docker", prior: Path = PRIOR
     if own.empty:
         return base
     mine = _per_target(own, "this host's runs")
+    sides, source = _own_sides(own), dict(mine.source)
+    for target, _ in sides:
+        source[target] = "this host's runs, each side its own"
     return Noise(
-        {**base.run, **mine.run}, {**base.iteration, **mine.iteration}, {**base.source, **mine.source}
+        {**base.run, **mine.run}, {**base.iteration, **mine.iteration}, {**base.source, **source}, sides
     )
+
+
+SIDE_COLUMNS = [
+    f"{side}_{c}" for side in (BASELINE_SIDE, CONCURRENT_SIDE) for c in ("run_var", "iteration_var", "df_run")
+]
+
+
+def _own_sides(own: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float]]:
+    """Each target's baseline and concurrent components (the mean over its metrics) where both
+    rest on MIN_DF_RUN degrees of freedom between runs in every metric; a table written before
+    the sides were has none."""
+    if not set(SIDE_COLUMNS) <= set(own.columns):
+        return {}
+    out = {}
+    for target, g in own.groupby("target"):
+        g = g[SIDE_COLUMNS].apply(pd.to_numeric, errors="coerce")
+        df = g[[f"{side}_df_run" for side in (BASELINE_SIDE, CONCURRENT_SIDE)]]
+        if g.isna().any().any() or (df < MIN_DF_RUN).any().any():
+            continue
+        for side in (BASELINE_SIDE, CONCURRENT_SIDE):
+            out[(target, side)] = (
+                float(g[f"{side}_run_var"].mean()),
+                float(g[f"{side}_iteration_var"].mean()),
+            )
+    return out
 
 
 def sources(noise_: Noise) -> str:
@@ -140,8 +181,8 @@ def cells_at(paper: pd.Series, pairs_cfg: dict, factor: float, noise_: Noise) ->
     mu = paper.to_numpy(float)
     up = np.array([higher_share(t) for _, t, _ in paper.index])
     rho = up * (1 + mu) + (1 - up) * (1 - mu)  # the tables' IR is 1 - x/b where lower is better
-    var_cell = np.array([noise_.of_run_mean(t, k_cell) for _, t, _ in paper.index]) / r
-    var_base = np.array([noise_.of_run_mean(t, k_alone) / b for t in targets])
+    var_cell = np.array([noise_.of_run_mean(t, k_cell, CONCURRENT_SIDE) for _, t, _ in paper.index]) / r
+    var_base = np.array([noise_.of_run_mean(t, k_alone, BASELINE_SIDE) / b for t in targets])
     # Each side's variance estimate pools the target's runs of that kind (the tables pool every
     # cell of a target, so they have at least these): its concurrent cells here, and its Case 1
     # runs (not 1u's, whose runs vary differently: statistics.TargetComponents).

@@ -165,6 +165,14 @@ VARIANCE_COMPONENTS = TableSchema(
     run_overhead_from=TEXT,
     recommended_iterations=INTEGER,
     recommended_runs=INTEGER,
+    # Each side of an IR apart, as its interval reads them (statistics.TargetComponents): the
+    # baseline's (Case 1) and the concurrent cells' (2, 3a, 3b).
+    baseline_iteration_var=NUMBER,
+    baseline_run_var=NUMBER,
+    baseline_df_run=INTEGER,
+    concurrent_iteration_var=NUMBER,
+    concurrent_run_var=NUMBER,
+    concurrent_df_run=INTEGER,
     note=TEXT,
 )
 FIDELITY = TableSchema(

@@ -5,7 +5,10 @@ CI within +-5 % of a cell's mean on this host: the iteration's own measured seco
 run's overhead as measured (runs.tsv: a run's duration less the time its members' iterations
 took, the median over the target's runs), or the duration model's setup and start costs where
 no run of it was timed. A run here costs several seconds beyond its iterations (containers,
-telemetry, removal), not the model's one: more iterations a run, fewer runs."""
+telemetry, removal), not the model's one: more iterations a run, fewer runs. Beside the pooled
+components, each side of an IR's own (`baseline_*`: Case 1; `concurrent_*`: Cases 2, 3a, 3b),
+the components its interval reads (statistics.TargetComponents) and the verdict price reads
+where they rest on enough runs (steps/verdict_price.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import pandas as pd
 from interference.stats.descriptive import valid as _valid
 from interference.stats.variance_components import nested, recommend
 from interference.studies.pairs import duration, schemas
-from interference.studies.pairs.statistics import BASE_KEY, _prepare
+from interference.studies.pairs.statistics import BASE_KEY, _prepare, components_by_target
 
 TARGET_HALF_WIDTH = 0.05
 COLUMNS = schemas.VARIANCE_COMPONENTS.columns  # declared with their kinds in ../schemas.py
@@ -61,11 +64,20 @@ def run_overheads(samples: pd.DataFrame, runs: pd.DataFrame | None) -> dict[tupl
     return out
 
 
+def _side(name: str, c) -> dict:
+    """One side's components as columns (empty where it has no samples; its df 0 where no cell of
+    it ran twice)."""
+    if c is None:
+        return {f"{name}_iteration_var": np.nan, f"{name}_run_var": np.nan, f"{name}_df_run": 0}
+    return {f"{name}_iteration_var": c.iteration, f"{name}_run_var": c.run, f"{name}_df_run": c.df_run}
+
+
 def variance_components(samples: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     df = _prepare(samples)
     v = _valid(df)
     model = duration.RUN_SETUP_S + duration.START_FILE_S
     measured = run_overheads(df, runs)
+    kinds = components_by_target(v)
     rows = []
     for key, g in v.groupby(BASE_KEY, sort=True):
         timed = measured.get(key[:3], [])
@@ -83,6 +95,7 @@ def variance_components(samples: pd.DataFrame, runs: pd.DataFrame | None = None)
             "run_share": c.run_share, "df_iteration": c.df_iteration, "df_run": c.df_run,
             "iteration_s": seconds, "run_overhead_s": overhead, "run_overhead_from": source,
             "recommended_iterations": n, "recommended_runs": r,
+            **_side("baseline", kinds[key].baseline), **_side("concurrent", kinds[key].concurrent),
             "note": "" if c.df_run > 0 else "one run per cell: the variance between runs is not measured",
         })  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
