@@ -307,6 +307,34 @@ def test_sigterm_removes_everything_the_run_made(workdir, tmp_path, runtime):
     assert not meta.exists()  # an interrupted run leaves no meta.json: it simply reruns
 
 
+def test_an_interrupted_rerun_puts_back_the_run_made_before(workdir, tmp_path):
+    """A forced rerun (snakemake keeps the old meta.json: update() in run.smk) stopped mid-run
+    leaves the measurement made before as it was, raw files and all, and nothing of its own."""
+    images = workdir / "results/images/testhost/docker"
+    meta = tmp_path / "again/meta.json"
+    meta.parent.mkdir()
+    meta.write_text('{"made": "before"}')
+    (meta.parent / "member1-L").mkdir()
+    (meta.parent / "member1-L" / "iter0001.out").write_text("the old output")
+    s = settings("3b", "L+S", window_s=120, hold=True)
+    proc = start_run_case(s, [images / "L.json", images / "S.json"], meta, stdout=subprocess.PIPE)
+    first = proc.stdout.readline()
+    assert first.startswith("run "), first
+    run_id = first.split()[1].rstrip(":")
+    deadline = time.time() + 60
+    while len(leftover_containers(run_id)) < 2 and time.time() < deadline:
+        time.sleep(0.5)
+    assert not meta.exists() and not (meta.parent / "member1-L" / "iter0001.out").exists()  # set aside
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) != 0
+    proc.stdout.close()
+    assert meta.read_text() == '{"made": "before"}'
+    assert sorted(p.name for p in meta.parent.iterdir()) == ["member1-L", "meta.json"]
+    assert (meta.parent / "member1-L" / "iter0001.out").read_text() == "the old output"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again"]  # no copy set aside is left
+    assert nothing_left() == []
+
+
 def test_case_1u_runs_alone_without_limits_and_records_its_cpu(workdir, tmp_path):
     """Case 1u: fresh containers one after another like Case 1, with no cgroup limit read back,
     L's threads following the now unrestricted CPUs, and each iteration's CPU use as the loop read

@@ -9,8 +9,10 @@ rule run:
     input:
         images=run_images,
         after=run_predecessors,
+    # update(): snakemake keeps the meta.json of a run made before while the run is made again
+    # and restores it if the new one fails or is interrupted (the runner puts back its raw files).
     output:
-        meta=RUN_META,
+        meta=update(RUN_META),
     log:
         "results/logs/run/{host}/{runtime}/{study}/{key}/rep{rep}.log",
     # Only the hosts of run_on are run here; other hosts' runs are imported (steps/transfer.py).

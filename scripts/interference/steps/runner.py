@@ -6,6 +6,10 @@ What every study needs, done once here: the preflight check of the runtime, the 
 measurement lock, SIGTERM/SIGINT turned into a clean stop, a fresh raw folder, provenance
 (host, runtime, settings), contention telemetry sampled while it measures (host/telemetry.py),
 removal of everything the run made (always, also on error), and meta.json written atomically and last, so an interrupted run leaves none and is run again.
+A run already measured in the same folder (a forced rerun, or settings that changed) is set aside
+until the new one is written, and put back if it is not: with snakemake's update() on meta.json
+(workflow/rules/run.smk), which keeps and restores the old meta.json, an interrupted rerun loses
+nothing and the next invocation finds the run as it was.
 What is particular to the study is in its execute()."""
 
 from __future__ import annotations
@@ -50,9 +54,7 @@ def execute(study, ctx: RunContext) -> RunRecord:
     for line in reaped:
         print(f"reaped: {line}", flush=True)
     unfinished.note(ctx.run_id, ctx.settings["runtime"], ctx.settings.get("runtime_options"))
-    if ctx.outdir.exists():  # a forced rerun replaces the old raw files of this run only
-        shutil.rmtree(ctx.outdir)
-    ctx.outdir.mkdir(parents=True)
+    ctx.outdir.mkdir(parents=True)  # empty: a measurement there before is set aside (set_aside)
     host_info, runtime_info, started = hostinfo.describe(), ctx.runtime.describe(), time.time()
     interval_s = ctx.settings.get("telemetry_interval_s", 0)
     if interval_s:
@@ -85,6 +87,37 @@ def execute(study, ctx: RunContext) -> RunRecord:
         events=ctx.events,
         study_fields=study_fields,
     )
+
+
+def previous_of(outdir: Path) -> Path:
+    return outdir.with_name(f".{outdir.name}.previous")
+
+
+def set_aside(outdir: Path) -> Path | None:
+    """Move a measurement already in outdir beside it (None when there is none). One left by a
+    runner that was killed is the older measurement unless outdir holds a finished one."""
+    kept = previous_of(outdir)
+    if kept.exists():
+        if (outdir / "meta.json").exists():
+            shutil.rmtree(kept)
+        else:
+            shutil.rmtree(outdir, ignore_errors=True)
+            return kept
+    if not outdir.exists():
+        return None
+    outdir.rename(kept)
+    return kept
+
+
+def settle_previous(outdir: Path, kept: Path | None, replaced: bool) -> None:
+    """The new run written (`replaced`): drop the old one; else put the old one back."""
+    if kept is None:
+        return
+    if replaced:
+        shutil.rmtree(kept)
+        return
+    shutil.rmtree(outdir, ignore_errors=True)
+    kept.rename(outdir)
 
 
 def full_disk(error: OSError, outdir: Path) -> str:
@@ -133,6 +166,18 @@ def main(argv=None) -> int:
     # The study's run code imported before the lock, not in the run: the pair study's (numpy,
     # scipy for its stopping rules) took 1-2 s of CPU, in the lock and in the run's telemetry.
     study.step("execute")
+    kept = set_aside(ctx.outdir)
+    rc = 1
+    try:
+        rc = measure_and_record(study, ctx, a, kept is not None)
+    finally:
+        settle_previous(ctx.outdir, kept, rc == 0)
+    return rc
+
+
+def measure_and_record(study, ctx: RunContext, a: argparse.Namespace, again: bool = False) -> int:
+    """The run under the measurement lock, then its meta.json: 0 once that is written (`again`: a
+    measurement made before waits beside it)."""
     try:
         with measurement_lock():
             print(f"run {ctx.run_id}: {study.name} {a.meta.parent}", flush=True)
@@ -148,9 +193,14 @@ def main(argv=None) -> int:
     except Exception:
         if not INTERRUPTED:
             raise
+        after = (
+            "the one made before is put back as it was"
+            if again
+            else "the next snakemake invocation runs it again"
+        )
         print(
             f"interrupted (signal {INTERRUPTED[0]}): everything the run made was removed and no meta.json "
-            "written; the next snakemake invocation runs it again",
+            f"written; {after}",
             file=sys.stderr,
         )
         return 128 + INTERRUPTED[0]
