@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from interference.stats.descriptive import valid as _valid
-from interference.stats.variance_components import nested, recommend
+from interference.stats.variance_components import recommend
 from interference.studies.pairs import duration, schemas
 from interference.studies.pairs.statistics import BASE_KEY, _prepare, components_by_target
 
@@ -83,7 +83,7 @@ def variance_components(samples: pd.DataFrame, runs: pd.DataFrame | None = None)
         timed = measured.get(key[:3], [])
         overhead = float(np.median(timed)) if timed else model
         source = f"measured: the median of {len(timed)} runs" if timed else "model: no run timed"
-        c = nested(g["value"], list(zip(g["case"], g["partner"])), g["repetition"])
+        c = kinds[key].pooled  # variance_components.nested over every cell of the target
         per_run = g.groupby(["case", "partner", "repetition"]).size()
         seconds = (
             pd.to_numeric(g.get("end"), errors="coerce") - pd.to_numeric(g.get("start"), errors="coerce")
