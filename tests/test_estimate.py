@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from conftest import REPO, SNAKEMAKE
@@ -296,9 +297,38 @@ def test_a_budgeted_plan_scales_by_this_hosts_runs_once_and_keeps_that_scale(tmp
     assert estimate.host_scale(results, "h").factor == pytest.approx(4.0, rel=1e-3)
 
 
+def marked_unfinished_by_snakemake(workdir, output: str) -> None:
+    """The marker snakemake's file persistence writes when a job with this output starts (its
+    own naming code, so the reader is checked against snakemake, not against itself)."""
+    from snakemake.persistence.file import FilePersistence
+
+    persistence = FilePersistence.__new__(FilePersistence)  # only its naming, no DAG
+    persistence._max_len = None
+    markers = workdir / ".snakemake/incomplete"
+    markers.mkdir(parents=True, exist_ok=True)
+    path = Path(persistence._record_path(str(markers), output))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"external_jobid": null}')
+
+
+def test_snakemakes_unfinished_markers_are_read_back_as_their_outputs(tmp_path):
+    from interference.stores.unfinished_jobs import unfinished_outputs
+
+    short = "results/raw/h/docker/pairs/case3b/NS+Y/rep2/meta.json"
+    long = "results/raw/h/docker/pairs/" + "x" * 300 + "/rep1/meta.json"  # cut into folders
+    for output in (short, long):
+        marked_unfinished_by_snakemake(tmp_path, output)
+    (tmp_path / ".snakemake/incomplete/migration_underway").write_text("")
+    assert any(p.is_dir() for p in (tmp_path / ".snakemake/incomplete").iterdir())  # the long one
+    assert unfinished_outputs(tmp_path / ".snakemake/incomplete") == {short, long}
+    assert unfinished_outputs(tmp_path / "none") == set()
+
+
 def test_the_plan_counts_the_drift_checks_runs_that_run_again_after_a_new_run(tmp_path):
     """config/ci.yaml measured but one run: that run, and the four Case 1 baselines measured
-    again after all others (they wait for it), are to do."""
+    again after all others (they wait for it), are to do; and so is a run whose meta.json is
+    there but which snakemake marked unfinished (a forced rerun stopped mid-run: the next
+    command makes it again)."""
     from interference import studies
     from interference.steps.config import load
 
@@ -309,10 +339,16 @@ def test_the_plan_counts_the_drift_checks_runs_that_run_again_after_a_new_run(tm
         meta = tmp_path / f"results/raw/{cfg['host']}/docker/pairs/{k.key}/rep{k.repetition}/meta.json"
         meta.parent.mkdir(parents=True)
         meta.write_text("{}")
+    interrupted = keys[1]
+    assert not pairs.after_all(interrupted.key)
+    marked_unfinished_by_snakemake(
+        tmp_path,
+        f"results/raw/{cfg['host']}/docker/pairs/{interrupted.key}/rep{interrupted.repetition}/meta.json",
+    )
     r = subprocess.run(
         [SNAKEMAKE, "-n", "-d", str(tmp_path), "report/paper.html", "--configfile", str(REPO / "config/ci.yaml")],
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     ends = [k for k in keys if pairs.after_all(k.key)]
     assert len(ends) == 4 and not pairs.after_all(keys[0].key)
-    assert "Plan: 5 runs to do (pairs on docker: 5)." in r.stdout + r.stderr, (r.stdout + r.stderr)[-2000:]
+    assert "Plan: 6 runs to do (pairs on docker: 6)." in r.stdout + r.stderr, (r.stdout + r.stderr)[-2000:]

@@ -243,7 +243,31 @@ def test_every_iteration_has_its_contention_telemetry(workdir):
 
 
 def test_forcing_one_case_reruns_exactly_that_run(workdir):
+    """Also stopped midway first, as Ctrl-C stops it: the old run is back, nothing is left, and
+    the next command's plan counts the run it makes again."""
     target = f"{RAW}/case3b/L+S/rep1/meta.json"
+    made_before = (workdir / target).read_text()
+    log = workdir / "results/logs/run/testhost/docker/pairs/case3b/L+S/rep1.log"
+    old_run = run_id_in(log)
+    command = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir)]
+    config = ["--configfile", str(workdir / "tiny.yaml")]  # last: it takes every word after it
+    # Its own process group, SIGINT not ignored (a background process's is): what a terminal's
+    # Ctrl-C signals.
+    proc = subprocess.Popen([*command, target, "--cores", "1", "--forcerun", target, *config], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    deadline, run = time.time() + 300, None  # the other test processes' runs may hold the lock first
+    while time.time() < deadline and proc.poll() is None:
+        run = run_id_in(log)
+        if run not in (None, old_run) and len(leftover_containers(run)) == 2:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None and len(leftover_containers(run)) == 2, "the forced run's containers never ran"
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=120) != 0
+    assert (workdir / target).read_text() == made_before and nothing_left() == []
+    dry = subprocess.run([*command, "-n", target, *config], capture_output=True, text=True, timeout=300)
+    assert "Plan: 1 runs to do (pairs on docker: 1)." in dry.stderr, dry.stderr[-2000:]
     before = {p: p.stat().st_mtime for p in (workdir / "results/raw").rglob("meta.json")}
     # The README's command: name the run's meta.json as the target and force it.
     r = snakemake(workdir, target, "--cores", "1", "--forcerun", target)
@@ -252,6 +276,12 @@ def test_forcing_one_case_reruns_exactly_that_run(workdir):
     after = {p: p.stat().st_mtime for p in before}
     changed = [str(p.relative_to(workdir)) for p in before if after[p] != before[p]]
     assert changed == [target]
+
+
+def run_id_in(log: Path) -> str | None:
+    """The run id a run's log names ("run ID: ..."), once its runner has the lock."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return next((line.split()[1].rstrip(":") for line in lines if line.startswith("run ")), None)
 
 
 def settings(case, pair, **extra):

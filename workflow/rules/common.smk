@@ -33,7 +33,7 @@ from interference.steps import (
     progress,
     transfer,
 )
-from interference.stores import durations
+from interference.stores import durations, unfinished_jobs
 from interference.steps.config import ConfigError, host_configs, read_yaml
 from interference.stores import image_records, renamed_runtimes
 from interference.core.runtime_names import RENAMED
@@ -147,13 +147,15 @@ def forced_runs():
 
 
 def planned_runs():
-    """The runs still without meta.json or forced to run again, in plan order, each with its
-    expected duration (steps/estimate.py, from the past runs of its host); and a run its study
-    measures after all others (the drift check's) where one of those is to do, since it then
-    runs again.
+    """The runs still without meta.json, forced to run again or left unfinished (a forced rerun
+    stopped mid-run), in plan order, each with its expected duration (steps/estimate.py, from
+    the past runs of its host); and a run its study measures after all others (the drift
+    check's) where one of those is to do, since it then runs again.
     """
     every = [(s, h, rt, r) for s in STUDIES for h, rt, r in host_runs(s)]
     named, every_forced = forced_runs()
+    # A run interrupted mid-rerun keeps its old meta.json, and snakemake makes it again.
+    named |= unfinished_jobs.unfinished_outputs()
 
     def to_do(meta):
         return every_forced or meta in named or not os.path.exists(meta)
