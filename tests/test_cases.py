@@ -193,7 +193,7 @@ def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_pat
     import time
 
     from interference.core.loop import START_FILE, write_start_file
-    from interference.studies.pairs.adaptive import extend_window, read_iterations
+    from interference.studies.pairs.adaptive import SLACK_S, extend_window, read_iterations
 
     dirs = [tmp_path / "member1-L", tmp_path / "member2-S"]
     for d in dirs:
@@ -228,6 +228,9 @@ def test_adaptive_window_moves_its_end_until_each_member_has_its_samples(tmp_pat
     cases.mark_overlap(its)
     assert min(sum(i["in_overlap"] for i in m) for m in its) >= 4  # what the study will count
     assert 2 < got["window_s"] <= 20 and got["extended_s"] > 0 and got["moves"]
+    # The slow member's fourth counted iteration ends 5 s in (its first, from 0, does not count):
+    # the end moves to about then, plus the slack (8 s when moves counted from the old end).
+    assert got["window_s"] <= 5 + SLACK_S + 0.5, got
     assert (tmp_path / START_FILE).read_text().split() == [
         f"{start_at:.3f}",
         f"{start_at + got['window_s']:.3f}",
