@@ -81,6 +81,14 @@ rule raw:
         all_run_metas(),
 
 
+rule calibration:
+    """The config's first runs in its order: `make paper` makes them first, with no findings and
+    no budget, so that the budgeted plan of the next invocation is priced by this host's runs.
+    """
+    input:
+        calibration_metas(),
+
+
 rule stats:
     """Every statistics table of the config, the run tables and the findings scorecard
     (without the report)."""

@@ -3,6 +3,7 @@ into the config; a budget filled cheapest first, checked against a hand-worked a
 plan recorded and printed, and the scorecard naming why a finding did not run."""
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -439,3 +440,35 @@ def test_after_a_pass_a_forced_rerun_and_a_new_plan_keep_every_finding_measured(
     again = dry()
     assert "The models are scaled ×3" in again or "×3.0" in again, again[-2000:]
     assert "Findings: 1 of 2 asked are planned" in again and "Plan: no runs to do" in again, again[-2000:]
+
+
+def test_make_papers_calibration_runs_are_runs_of_the_budgeted_plan_with_their_settings(
+    tmp_path, monkeypatch
+):
+    """make paper first makes the rule calibration's runs on the config without findings or budget,
+    then the budgeted report: those runs must be runs of the budgeted plan with the settings it
+    gives them (snakemake would make them again otherwise), and enough for a scale from history."""
+    from interference.steps.estimate import MIN_HISTORY_RUNS
+
+    calibrate = ["calibration", "--config", "findings=[]", "budget_min="]  # the Makefile's first command
+    r = subprocess.run([SNAKEMAKE, "-n", "-d", str(tmp_path), *calibrate], cwd=REPO, capture_output=True,
+                       text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    metas = sorted(set(re.findall(r"results/raw/\S+/meta\.json", r.stdout + r.stderr)))
+    assert len(metas) == MIN_HISTORY_RUNS + 1, metas
+    keep_reference_probe(tmp_path)  # the budgeted plan as a host with no history makes it
+    monkeypatch.chdir(tmp_path)
+    default = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    _, budgeted = config_module.host_configs(default)
+    _, calibrating = config_module.host_configs({**default, "findings": [], "budget_min": None})
+    for meta in metas:
+        host, runtime, study, *key, rep, _ = meta.split("/")[2:]
+        key, rep = "/".join(key), int(rep.removeprefix("rep"))
+        planned = {
+            (r.key, r.repetition)
+            for r in studies.get(study).runs_on(budgeted[host]["studies"][study], runtime)
+        }
+        assert (key, rep) in planned, meta
+        assert studies.run_settings(budgeted[host], study, runtime, key, rep) == studies.run_settings(
+            calibrating[host], study, runtime, key, rep
+        ), meta

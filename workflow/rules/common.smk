@@ -134,6 +134,37 @@ RUN_PLAN = run_order.plan(
 )
 
 
+CALIBRATION_RUNS = estimate.MIN_HISTORY_RUNS + 1
+
+
+def calibration_metas():
+    """The first runs of the order on this host, of studies with a model of a run: what `make
+    paper` measures before a budgeted plan is made (on the config's own runs, without findings
+    or budget), so that the plan is priced by this host's runs (estimate.host_scale) and not by
+    its probe, which read ×1.6-2.4 on hosts whose runs took ×1.1-1.2 (docs/planning.md).
+    """
+    if HOST not in HOSTS:
+        return []
+    runs = [
+        (s, rt, r)
+        for s in STUDIES
+        for rt, r in study_runs(s, HOST)
+        if not STUDIES[s].after_all(r.key)
+    ]
+    runs.sort(key=lambda t: RUN_PLAN.get((t[0], t[1], t[2].key, t[2].repetition), 0))
+    out = []
+    for s, rt, r in runs:
+        settings = studies.run_settings(HOST_CONFIG[HOST], s, rt, r.key, r.repetition)
+        if STUDIES[s].expected_seconds({"host": HOST, **settings}) is None:
+            continue
+        out.append(
+            RUN_META.format(host=HOST, runtime=rt, study=s, key=r.key, rep=r.repetition)
+        )
+        if len(out) == CALIBRATION_RUNS:
+            break
+    return out
+
+
 def forced_runs():
     """The run outputs named by --forcerun (a run's meta.json: the README's rerun of one case),
     and whether every run is forced (--forcerun run, --forceall). Read from the command line
