@@ -40,9 +40,12 @@ bytecode: venv
 	$(VENV)/bin/python -m compileall -q scripts > /dev/null
 
 # First the config's first runs, without its findings or budget (rule calibration): the budgeted
-# plan is then priced by this host's own runs, not by its probe (docs/planning.md).
-paper: venv engine bytecode
+# plan is then priced by this host's own runs, not by its probe (docs/planning.md), and what it
+# needs installed after them.
+paper: venv bytecode
+	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh $(CONFIG) --base
 	$(SNAKEMAKE) --cores $(CORES) calibration $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG)) --config findings=[] budget_min=
+	PYTHON=$(VENV)/bin/python sh scripts/ensure-engine.sh $(CONFIG) $(if $(BUDGET),--budget $(BUDGET))
 	$(SNAKEMAKE) --cores $(CORES) report/paper.html $(if $(filter-out config/config.yaml,$(CONFIG)),--configfile $(CONFIG)) $(if $(BUDGET),--config budget_min=$(BUDGET))
 
 # After make paper: more runs for the findings more runs would decide, within BUDGET minutes

@@ -456,6 +456,8 @@ def test_make_papers_calibration_runs_are_runs_of_the_budgeted_plan_with_their_s
     assert r.returncode == 0, r.stderr[-2000:]
     metas = sorted(set(re.findall(r"results/raw/\S+/meta\.json", r.stdout + r.stderr)))
     assert len(metas) == MIN_HISTORY_RUNS + 1, metas
+    # The plan line counts those runs, not the config's.
+    assert f"Plan: {len(metas)} runs to do (pairs on docker: {len(metas)})." in r.stderr
     keep_reference_probe(tmp_path)  # the budgeted plan as a host with no history makes it
     monkeypatch.chdir(tmp_path)
     default = yaml.safe_load((REPO / "config/config.yaml").read_text())

@@ -139,6 +139,21 @@ def test_ensure_engine_installs_only_what_the_plan_of_pair_findings_needs(fake_b
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="ensure-engine installs only as root")
+def test_make_papers_first_engine_step_reads_the_configs_own_studies_only(fake_bin, tmp_path):
+    """--base (make paper's first step, before its calibration runs): the config's own studies, not
+    its findings' (paper 003's tinc here); without a budget no plan is priced or kept."""
+    config = tmp_path / "own.yaml"
+    config.write_text('findings: ["003-*"]\nstudies: {pairs: {microservices: [P]}}\n')
+    r = ensure(fake_bin, str(config), "--base")
+    assert r.returncode == 0, r.stderr
+    first = {p for a in asked(fake_bin[1]) if a[0] == "install" for p in a}
+    assert "docker.io" in first and "tinc" not in first
+    r = ensure(fake_bin, str(config))  # the findings' needs: make paper's step after the calibration
+    assert r.returncode == 0, r.stderr
+    assert "tinc" in {p for a in asked(fake_bin[1]) if a[0] == "install" for p in a}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ensure-engine installs only as root")
 def test_ensure_engine_for_the_tests_installs_every_runtime(fake_bin):
     r = ensure(fake_bin, "--tests", "--browser")
     assert r.returncode == 0, r.stderr

@@ -165,14 +165,18 @@ def calibration_metas():
     return out
 
 
-def forced_runs():
-    """The run outputs named by --forcerun (a run's meta.json: the README's rerun of one case),
-    and whether every run is forced (--forcerun run, --forceall). Read from the command line
-    with snakemake's own parser: the workflow's DAG settings are not set yet when the plan is
-    printed."""
+def command_line():
+    """The command line as snakemake's own parser reads it: the workflow's DAG settings are not
+    set yet when the plan is printed."""
     from snakemake.cli import get_argument_parser
 
-    args, _ = get_argument_parser().parse_known_args(sys.argv[1:])
+    return get_argument_parser().parse_known_args(sys.argv[1:])[0]
+
+
+def forced_runs():
+    """The run outputs named by --forcerun (a run's meta.json: the README's rerun of one case),
+    and whether every run is forced (--forcerun run, --forceall)."""
+    args = command_line()
     named = {str(f) for f in (args.forcerun or ())}
     return named, bool(args.forceall) or "run" in named
 
@@ -206,6 +210,16 @@ def planned_runs():
         if t[:3] in busy and STUDIES[t[0]].after_all(t[3].key) and t not in missing
     ]
     todo.sort(key=lambda t: RUN_PLAN.get((t[0], t[2], t[3].key, t[3].repetition), 0))
+    if list(command_line().targets or ()) == ["calibration"]:  # make paper's first step
+        first = set(calibration_metas())
+        todo = [
+            t
+            for t in todo
+            if RUN_META.format(
+                host=t[1], runtime=t[2], study=t[0], key=t[3].key, rep=t[3].repetition
+            )
+            in first
+        ]
     runs = [
         estimate.PlannedRun(
             s,

@@ -140,6 +140,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tests", action="store_true", help="what the test suite needs")
     ap.add_argument("--browser", action="store_true", help="also a browser (the report test)")
     ap.add_argument("--budget", type=float, help="the config's budget_min (make paper BUDGET=...)")
+    ap.add_argument("--base", action="store_true",
+                    help="the config's own studies only, without its findings or budget (make paper's calibration)")  # fmt: skip
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--explain", action="store_true")
     mode.add_argument("--needs-engine", action="store_true")
@@ -148,6 +150,8 @@ def main(argv=None) -> int:
         raw = None if a.tests else read_yaml(a.config)
         if a.budget is not None:
             raw["budget_min"] = a.budget
+        if a.base:  # no plan is made: a plan priced before the host's first runs is not cached
+            raw = {**raw, "findings": [], "budget_min": None}
         config = None if a.tests else validate(raw, str(a.config), machine=False)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
