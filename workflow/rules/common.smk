@@ -141,7 +141,7 @@ def calibration_metas():
     """The first runs of the order on this host, of studies with a model of a run: what `make
     paper` measures before a budgeted plan is made (on the config's own runs, without findings
     or budget), so that the plan is priced by this host's runs (estimate.host_scale) and not by
-    its probe, which read ×1.6-2.4 on hosts whose runs took ×1.1-1.2 (docs/planning.md).
+    its probe, which read ×1.6-2.4 on hosts whose runs took ×1.1-1.3 (docs/planning.md).
     """
     if HOST not in HOSTS:
         return []
